@@ -1,0 +1,147 @@
+package backoff
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// maxDuration is the saturation point of every schedule.
+const maxDuration = time.Duration(math.MaxInt64)
+
+// Backoff is a retry schedule: Delay(n) is the nominal wait after attempt n
+// failed (n ≥ 1), before attempt n+1.
+//
+// Implementations must be pure functions of n, safe for concurrent use, and
+// must never return a negative duration.
+type Backoff interface {
+	Delay(attempt int) time.Duration
+}
+
+// Func adapts an ordinary function to the Backoff interface. The function must
+// follow the contract of Backoff: pure, goroutine-safe, non-negative.
+type Func func(attempt int) time.Duration
+
+// Delay returns f(attempt).
+func (f Func) Delay(attempt int) time.Duration { return f(attempt) }
+
+// Constant waits the same duration after every attempt.
+type Constant time.Duration
+
+// Delay returns the constant duration, whatever the attempt.
+func (c Constant) Delay(int) time.Duration { return time.Duration(c) }
+
+// Validate reports a negative duration.
+func (c Constant) Validate() error {
+	if c < 0 {
+		return fmt.Errorf("backoff.Constant(%v): must not be negative", time.Duration(c))
+	}
+	return nil
+}
+
+// Linear grows by Step after each attempt: min(Cap, Base + Step*(n-1)).
+// The zero value retries at once. A zero Cap means no cap.
+type Linear struct {
+	Base time.Duration // the first delay
+	Step time.Duration // added after each further attempt
+	Cap  time.Duration // the largest delay; 0 means no cap
+}
+
+// Delay returns the delay after attempt n, saturating at the cap.
+func (l Linear) Delay(n int) time.Duration {
+	limit := capOrMax(l.Cap)
+	steps := time.Duration(clampAttempt(n) - 1)
+	if l.Base >= limit {
+		return limit
+	}
+	// Base + Step*steps ≤ limit  ⇔  steps ≤ (limit-Base)/Step, checked without overflow.
+	if l.Step > 0 && steps > (limit-l.Base)/l.Step {
+		return limit
+	}
+	return l.Base + l.Step*steps
+}
+
+// Validate reports negative durations and a cap below the base.
+func (l Linear) Validate() error {
+	if err := nonNegative("Linear", "Base", l.Base); err != nil {
+		return err
+	}
+	if err := nonNegative("Linear", "Step", l.Step); err != nil {
+		return err
+	}
+	return capAtLeastBase("Linear", l.Base, l.Cap)
+}
+
+// Exponential multiplies the delay by Factor after each attempt:
+// min(Cap, Base * Factor^(n-1)).
+//
+// A zero Factor means 2, and a zero Cap means no cap. With a factor of 2 the
+// delay is computed with a shift, without floating point.
+type Exponential struct {
+	Base   time.Duration // the first delay
+	Factor float64       // growth per attempt, at least 1; 0 means 2
+	Cap    time.Duration // the largest delay; 0 means no cap
+}
+
+// Delay returns the delay after attempt n, saturating at the cap.
+func (e Exponential) Delay(n int) time.Duration {
+	limit := capOrMax(e.Cap)
+	if e.Base >= limit {
+		return limit
+	}
+	shift := clampAttempt(n) - 1
+	if e.Factor == 0 || e.Factor == 2 {
+		if shift >= 63 || e.Base > limit>>shift {
+			return limit
+		}
+		return e.Base << shift
+	}
+	f := float64(e.Base) * math.Pow(e.Factor, float64(shift))
+	if !(f < float64(limit)) { // also catches +Inf and NaN
+		return limit
+	}
+	return time.Duration(f)
+}
+
+// Validate reports a negative base, a factor below 1 (other than the zero
+// value), a non-finite factor, and a cap below the base.
+func (e Exponential) Validate() error {
+	if err := nonNegative("Exponential", "Base", e.Base); err != nil {
+		return err
+	}
+	if e.Factor != 0 && !(e.Factor >= 1 && e.Factor <= math.MaxFloat64) {
+		return fmt.Errorf("backoff.Exponential.Factor = %v: must be at least 1 (or 0 for the default 2)", e.Factor)
+	}
+	return capAtLeastBase("Exponential", e.Base, e.Cap)
+}
+
+func clampAttempt(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+func capOrMax(c time.Duration) time.Duration {
+	if c <= 0 {
+		return maxDuration
+	}
+	return c
+}
+
+func nonNegative(typ, field string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("backoff.%s.%s = %v: must not be negative", typ, field, d)
+	}
+	return nil
+}
+
+func capAtLeastBase(typ string, base, cap time.Duration) error {
+	if cap < 0 {
+		return fmt.Errorf("backoff.%s.Cap = %v: must not be negative (0 means no cap)", typ, cap)
+	}
+	if cap != 0 && cap < base {
+		return fmt.Errorf("backoff.%s.Cap = %v: must not be below Base (%v)", typ, cap, base)
+	}
+	return nil
+}

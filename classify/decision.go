@@ -1,0 +1,151 @@
+package classify
+
+import (
+	"strconv"
+	"time"
+)
+
+// Verdict is a classifier's answer.
+type Verdict uint8
+
+const (
+	// NoOpinion lets the next classifier in the chain decide.
+	NoOpinion Verdict = iota
+	// Retry means the failure is transient: another attempt may succeed.
+	Retry
+	// Stop means another attempt would fail the same way.
+	Stop
+)
+
+// String returns "no opinion", "retry" or "stop".
+func (v Verdict) String() string {
+	switch v {
+	case NoOpinion:
+		return "no opinion"
+	case Retry:
+		return "retry"
+	case Stop:
+		return "stop"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// Reasons reported by the built-in classifiers. They are stable labels, fit
+// for logs and metrics, and identify a class of failure for Limit.
+const (
+	ReasonUnclassified      = "unclassified"
+	ReasonMarkedPermanent   = "marked permanent"
+	ReasonMarkedRetryable   = "marked retryable"
+	ReasonCanceled          = "canceled"
+	ReasonTimeout           = "timeout"
+	ReasonConnReset         = "connection reset"
+	ReasonConnRefused       = "connection refused"
+	ReasonConnAborted       = "connection aborted"
+	ReasonBrokenPipe        = "broken pipe"
+	ReasonUnreachable       = "network unreachable"
+	ReasonConnClosed        = "connection closed"
+	ReasonDNS               = "dns temporary failure"
+	ReasonTooManyRequests   = "http 429"
+	ReasonServerError       = "http 500"
+	ReasonBadGateway        = "http 502"
+	ReasonUnavailable       = "http 503"
+	ReasonGatewayTimeout    = "http 504"
+	ReasonOtherServerError  = "http 5xx"
+	ReasonNotImplemented    = "http 5xx unsupported"
+	ReasonClientError       = "http 4xx"
+	ReasonContentFiltered   = "content filtered"
+	ReasonEmptyOutput       = "empty output"
+	ReasonResultNotAccepted = "result not accepted"
+)
+
+// Decision is what a classifier says about one failure.
+//
+// The zero value is "no opinion".
+type Decision struct {
+	Verdict Verdict
+	// Reason is a short, stable label for the class of failure, such as
+	// "http 503" or "connection reset".
+	Reason string
+	// RetryAfter is the wait the server asked for (Retry-After); 0 if none.
+	// It is authoritative: the retry loop never retries earlier.
+	RetryAfter time.Duration
+	// Limit, when positive, is how many times in a row this class of failure
+	// (same Reason) may be retried, whatever the policy's MaxAttempts.
+	Limit int
+	// Timeout reports that the attempt timed out: the operation may still be
+	// running, so it is retried only if it is idempotent or carries an
+	// idempotency key.
+	Timeout bool
+}
+
+// String describes the decision, e.g. "retry (http 503, after 2s)".
+func (d Decision) String() string {
+	s := d.Verdict.String()
+	if d.Reason == "" && d.RetryAfter == 0 && d.Limit == 0 && !d.Timeout {
+		return s
+	}
+	s += " (" + d.Reason
+	if d.RetryAfter > 0 {
+		s += ", after " + d.RetryAfter.String()
+	}
+	if d.Limit > 0 {
+		s += ", at most " + strconv.Itoa(d.Limit) + " in a row"
+	}
+	if d.Timeout {
+		s += ", timed out"
+	}
+	return s + ")"
+}
+
+// Func classifies an error. It must be pure and safe for concurrent use, and
+// return the zero Decision for errors it does not recognise.
+type Func func(err error) Decision
+
+// Chain returns a classifier that asks each of fs in order and returns the
+// first answer that is not NoOpinion. Nil entries are skipped.
+func Chain(fs ...Func) Func {
+	list := make([]Func, 0, len(fs))
+	for _, f := range fs {
+		if f != nil {
+			list = append(list, f)
+		}
+	}
+	return func(err error) Decision {
+		for _, f := range list {
+			if d := f(err); d.Verdict != NoOpinion {
+				return d
+			}
+		}
+		return Decision{}
+	}
+}
+
+// Default recognises every failure of the table in the package documentation.
+// It returns NoOpinion for anything else.
+func Default(err error) Decision {
+	if d := Markers(err); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := Context(err); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := HTTP(err); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := Network(err); d.Verdict != NoOpinion {
+		return d
+	}
+	return Timeouts(err)
+}
+
+// General is the fallback of the default mode: an error nothing recognised is
+// retried and reported as "unclassified".
+func General(error) Decision {
+	return Decision{Verdict: Retry, Reason: ReasonUnclassified}
+}
+
+// Strict is the fallback of strict mode, for calls that cost money: only
+// failures known to be transient are retried, so an unrecognised error stops.
+func Strict(error) Decision {
+	return Decision{Verdict: Stop, Reason: ReasonUnclassified}
+}

@@ -1,0 +1,100 @@
+package classify
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+type statusCoder interface{ HTTPStatusCode() int }
+
+type retryAfterer interface{ RetryAfter() time.Duration }
+
+// StatusError is an HTTP response with an error status, as an error. The
+// retry loop reads its status and, for 429 and 503, its Retry-After header.
+type StatusError struct {
+	Code   int         // the status code, e.g. 503
+	Header http.Header // the response header; may be nil
+}
+
+// ResponseError returns a *StatusError for a response whose status is 400 or
+// above, and nil otherwise (including for a nil response). It keeps a
+// reference to resp.Header; it does not read or close the body.
+func ResponseError(resp *http.Response) error {
+	if resp == nil || resp.StatusCode < 400 {
+		return nil
+	}
+	return &StatusError{Code: resp.StatusCode, Header: resp.Header}
+}
+
+// Error returns "http 503 Service Unavailable".
+func (e *StatusError) Error() string {
+	s := "http " + strconv.Itoa(e.Code)
+	if text := http.StatusText(e.Code); text != "" {
+		s += " " + text
+	}
+	return s
+}
+
+// HTTPStatusCode returns e.Code.
+func (e *StatusError) HTTPStatusCode() int { return e.Code }
+
+// RetryAfter returns the wait asked for by the Retry-After header, as
+// ParseRetryAfter reads it at the current time; 0 if absent or invalid.
+func (e *StatusError) RetryAfter() time.Duration {
+	if e.Header == nil {
+		return 0
+	}
+	v := e.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	d, _ := ParseRetryAfter(v, time.Now())
+	return d
+}
+
+// HTTP classifies errors that carry an HTTP status (a method
+// HTTPStatusCode() int anywhere in the chain) by the table of the package
+// documentation. For 429 and 503 it also reads Retry-After (a method
+// RetryAfter() time.Duration anywhere in the chain).
+func HTTP(err error) Decision {
+	s, ok := find[statusCoder](err)
+	if !ok {
+		return Decision{}
+	}
+	code := s.HTTPStatusCode()
+	d := Status(code)
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		if ra, ok := find[retryAfterer](err); ok {
+			d.RetryAfter = max(ra.RetryAfter(), 0)
+		}
+	}
+	return d
+}
+
+// Status classifies an HTTP status code alone; codes below 400 get no opinion.
+func Status(code int) Decision {
+	switch {
+	case code < 400:
+		return Decision{}
+	case code == http.StatusTooManyRequests:
+		return Decision{Verdict: Retry, Reason: ReasonTooManyRequests}
+	case code < 500:
+		return Decision{Verdict: Stop, Reason: ReasonClientError}
+	}
+	switch code {
+	case http.StatusInternalServerError:
+		return Decision{Verdict: Retry, Reason: ReasonServerError, Limit: 1}
+	case http.StatusBadGateway:
+		return Decision{Verdict: Retry, Reason: ReasonBadGateway}
+	case http.StatusServiceUnavailable:
+		return Decision{Verdict: Retry, Reason: ReasonUnavailable}
+	case http.StatusGatewayTimeout:
+		return Decision{Verdict: Retry, Reason: ReasonGatewayTimeout}
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported,
+		http.StatusVariantAlsoNegotiates, http.StatusLoopDetected,
+		http.StatusNotExtended, http.StatusNetworkAuthenticationRequired:
+		return Decision{Verdict: Stop, Reason: ReasonNotImplemented}
+	}
+	return Decision{Verdict: Retry, Reason: ReasonOtherServerError, Limit: 1}
+}

@@ -1,0 +1,54 @@
+package classify
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ParseRetryAfter reads a Retry-After header value (RFC 9110, section 10.2.3):
+// either delta-seconds or an HTTP-date, which is converted to a wait relative
+// to now. It accepts all three HTTP-date forms (IMF-fixdate, RFC 850 and
+// ANSI C asctime).
+//
+// The result is never negative: a date in the past means no wait (0, true).
+// A number of seconds too large for a time.Duration saturates at the largest
+// one. Anything else — empty, negative, fractional, garbage — returns
+// (0, false).
+func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(value)
+	if v == "" {
+		return 0, false
+	}
+	if isDigits(v) {
+		return parseSeconds(v), true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseSeconds converts a string of digits to a duration, saturating.
+func parseSeconds(s string) time.Duration {
+	const maxSeconds = math.MaxInt64 / int64(time.Second)
+	var n int64
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int64(s[i]-'0')
+		if n > maxSeconds {
+			return math.MaxInt64
+		}
+	}
+	return time.Duration(n) * time.Second
+}
