@@ -31,6 +31,9 @@ type Constant time.Duration
 // Delay returns the constant duration, whatever the attempt.
 func (c Constant) Delay(int) time.Duration { return time.Duration(c) }
 
+// String returns the duration, e.g. "250ms".
+func (c Constant) String() string { return time.Duration(c).String() }
+
 // Validate reports a negative duration.
 func (c Constant) Validate() error {
 	if c < 0 {

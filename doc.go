@@ -1,0 +1,61 @@
+// Package retry retries operations safely and cheaply: it retries only what
+// can be retried, waits the way the server asks, never runs a timed-out
+// operation twice unless that is safe, and reports every wait.
+//
+//	err := retry.Do(ctx, func(ctx context.Context) error {
+//		return client.Send(ctx, msg)
+//	})
+//
+// Build a Retrier once with New where calls are frequent: it is immutable,
+// safe for concurrent use, and a first attempt that succeeds costs a few
+// nanoseconds and no allocation. Value, RunValue, DoValue and WrapValue are the
+// forms for operations that return a result; Run and RunValue also report the
+// call's Stats; Wrap and WrapValue turn a function into its retried twin.
+//
+// # What happens after a failed attempt
+//
+//  1. If the caller's context is done, the call stops with its cause.
+//  2. The error is classified: the caller's classifiers (WithClassifier),
+//     then classify.Default, then the fallback for unrecognised errors
+//     (retried as "unclassified", or stopped with Strict).
+//  3. The policy (package policy) decides: stop if the failure is permanent;
+//     if it was a timeout of work that is neither idempotent nor keyed; if
+//     MaxAttempts is reached; if the class used up its Limit; if the server's
+//     Retry-After exceeds MaxDelay (the wait is returned, not slept); if the
+//     wait would pass MaxElapsed or the context's deadline. Otherwise it
+//     picks the wait: Retry-After plus a small positive jitter, or the
+//     jittered backoff.
+//  4. The hook and logger hear of it, the call sleeps (one timer per call,
+//     interrupted by the context), and the next attempt starts.
+//
+// Every failure returns an *Error: the reason (a sentinel such as
+// ErrExhausted, or the context's cause), the last attempt's error, every
+// attempt's error, the attempts made, the time waited and elapsed.
+//
+// # Defaults
+//
+// | setting        | default                                        | option               |
+// |----------------|------------------------------------------------|----------------------|
+// | attempts       | 3 (the first and 2 retries)                    | WithMaxAttempts      |
+// | schedule       | exponential, 100ms doubling to 10s             | WithBackoff          |
+// | jitter         | full: uniform in [0, nominal)                  | WithJitter           |
+// | longest wait   | 30s; a longer Retry-After is returned          | WithMaxDelay         |
+// | time budget    | none (the context's deadline applies)          | WithMaxElapsed       |
+// | attempt limit  | none                                           | WithAttemptTimeout   |
+// | unrecognised   | retried, reported as "unclassified"            | Strict               |
+// | timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
+// | randomness     | math/rand/v2, no lock                          | WithRand             |
+// | logging        | none                                           | WithLogger           |
+//
+// Presets for LLM calls, database writes, emails, payments and health checks
+// are in package policy; use them with WithPolicy.
+//
+// # Context
+//
+// The context is checked before the first attempt and before every wait.
+// Each attempt receives a context derived for it (with the attempt timeout,
+// when set). The caller's cancellation or expiry stops the call at once and is
+// reported with context.Cause; an attempt's own timeout is an ordinary,
+// idempotency-gated, retryable failure. A wait that would end after the
+// context's deadline is not started (ErrDeadline).
+package retry

@@ -1,0 +1,186 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/policy"
+)
+
+// Reasons a call stopped. Every failed call returns an *Error whose Reason is
+// one of these, or the context's cause (context.Canceled,
+// context.DeadlineExceeded, or the cause given to the context). Test them
+// with errors.Is on the returned error.
+var (
+	// ErrExhausted: MaxAttempts attempts were made and the last one failed.
+	ErrExhausted = errors.New("attempts exhausted")
+	// ErrPermanent: the failure is not transient (a classifier said stop).
+	ErrPermanent = errors.New("not retryable")
+	// ErrNotIdempotent: an attempt timed out and the operation may still be
+	// running; it was not retried because it is neither marked idempotent
+	// nor carries an idempotency key.
+	ErrNotIdempotent = errors.New("attempt timed out and the operation may still be running; " +
+		"not retried because it is neither idempotent nor keyed (mark it retry.Idempotent, or give the call an idempotency key, to make it retryable)")
+	// ErrClassLimit: this kind of failure used up the retries its class
+	// allows in a row (an HTTP 500 is retried once), whatever MaxAttempts says.
+	ErrClassLimit = errors.New("retry limit for this kind of failure reached")
+	// ErrWaitTooLong: the server asked to wait longer than the policy's
+	// MaxDelay; the wait is in Error.RetryAfter, for the caller to schedule.
+	ErrWaitTooLong = errors.New("server asked to wait longer than the maximum delay")
+	// ErrElapsed: the next attempt would start after MaxElapsed.
+	ErrElapsed = errors.New("time budget exhausted")
+	// ErrDeadline: the next wait would end after the context's deadline, so
+	// the call returned at once instead of sleeping in vain.
+	ErrDeadline = errors.New("next wait would outlast the context deadline")
+	// ErrKeyRequired: the policy requires an idempotency key and the call
+	// carried none; the operation was not called.
+	ErrKeyRequired = errors.New("idempotency key required (pass one with retry.WithIdempotencyKey)")
+	// ErrInvalid is matched by every *InvalidError: a bad option or argument.
+	ErrInvalid = errors.New("invalid option or argument")
+)
+
+var stopErrors = [...]error{
+	policy.StopPermanent:     ErrPermanent,
+	policy.StopNotIdempotent: ErrNotIdempotent,
+	policy.StopAttempts:      ErrExhausted,
+	policy.StopClassLimit:    ErrClassLimit,
+	policy.StopWaitTooLong:   ErrWaitTooLong,
+	policy.StopElapsed:       ErrElapsed,
+	policy.StopDeadline:      ErrDeadline,
+}
+
+// Stats describes a call: how many attempts it made, how long it slept
+// between them, and how long it took.
+//
+// Elapsed runs from the start of the call when the Retrier keeps time from
+// the start: with MaxElapsed, a hook or a logger, or through Run and
+// RunValue. Otherwise a first attempt that succeeds never reads the clock
+// (time.Now costs more than the rest of that path), and Elapsed runs from the
+// end of the first attempt.
+type Stats struct {
+	Attempts int
+	Waited   time.Duration
+	Elapsed  time.Duration
+}
+
+// Failure records one failed attempt.
+type Failure struct {
+	Attempt  int               // 1-based
+	Err      error             // what the attempt returned
+	Decision classify.Decision // how it was classified
+	Delay    time.Duration     // the wait that followed it; 0 for the last
+}
+
+// Error is returned by every call that did not succeed. It unwraps to both
+// the reason the call stopped and the last attempt's error, so errors.Is and
+// errors.As see either.
+type Error struct {
+	Stats
+	// Reason is why the call stopped: one of the Err… sentinels of this
+	// package, or the context's cause.
+	Reason error
+	// Last is the last attempt's error; nil if no attempt was made.
+	Last error
+	// Decision is how the last attempt's error was classified.
+	Decision classify.Decision
+	// RetryAfter is the wait the server asked for when the call stopped
+	// instead of waiting it (ErrWaitTooLong, ErrDeadline); 0 otherwise.
+	RetryAfter time.Duration
+	// Failures lists every failed attempt, in order.
+	Failures []Failure
+}
+
+// Error returns "retry: <reason> after N attempt(s) in D: <last error>".
+func (e *Error) Error() string {
+	s := "retry: " + e.Reason.Error()
+	if e.Decision.Reason != "" && (e.Reason == ErrPermanent || e.Reason == ErrClassLimit) {
+		s += " (" + e.Decision.Reason + ")"
+	}
+	if e.RetryAfter > 0 {
+		s += " (retry after " + e.RetryAfter.String() + ")"
+	}
+	if e.Attempts == 0 {
+		return s + " before the first attempt"
+	}
+	s += " after " + strconv.Itoa(e.Attempts) + " attempt(s) in " + roundDuration(e.Elapsed).String()
+	if e.Last != nil {
+		s += ": " + e.Last.Error()
+	}
+	return s
+}
+
+// Unwrap returns the reason and the last attempt's error.
+func (e *Error) Unwrap() []error {
+	if e.Last == nil {
+		return []error{e.Reason}
+	}
+	return []error{e.Reason, e.Last}
+}
+
+// LogValue reports the error as a group of attributes for log/slog.
+func (e *Error) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("reason", e.Reason.Error()),
+		slog.Int("attempts", e.Attempts),
+		slog.Duration("waited", e.Waited),
+		slog.Duration("elapsed", e.Elapsed),
+	}
+	if e.Decision.Reason != "" {
+		attrs = append(attrs, slog.String("class", e.Decision.Reason))
+	}
+	if e.RetryAfter > 0 {
+		attrs = append(attrs, slog.Duration("retry_after", e.RetryAfter))
+	}
+	if e.Last != nil {
+		attrs = append(attrs, slog.String("last_error", e.Last.Error()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// roundDuration keeps messages readable: milliseconds above a second,
+// microseconds above a millisecond.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
+}
+
+// InvalidError reports a bad option or argument, naming it and its value.
+// It matches ErrInvalid.
+type InvalidError struct {
+	Name  string // the option or argument, e.g. "WithMaxAttempts"
+	Value any    // the value given
+	Err   error  // what is wrong with it
+}
+
+// Error returns "retry: WithMaxAttempts(0): must be at least 1".
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("retry: %s(%v): %v", e.Name, e.Value, e.Err)
+}
+
+// Unwrap returns ErrInvalid and the underlying error.
+func (e *InvalidError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+
+func invalid(name string, value any, reason string) *InvalidError {
+	return &InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+}
+
+// ResultError is the failure recorded when a result classifier (WithResult)
+// rejects a successful result; after the last attempt it is Error.Last, and
+// DoValue also returns the rejected value.
+type ResultError struct {
+	Decision classify.Decision
+}
+
+// Error returns "result not accepted (<reason>)".
+func (e *ResultError) Error() string {
+	return classify.ReasonResultNotAccepted + " (" + e.Decision.Reason + ")"
+}

@@ -1,0 +1,83 @@
+package retry
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/retrykit/retry/classify"
+)
+
+// EventKind says what happened.
+type EventKind uint8
+
+const (
+	// AttemptDone: an attempt returned. Err is its error, nil on success.
+	AttemptDone EventKind = iota + 1
+	// RetryScheduled: the last attempt failed and the call will wait Delay
+	// before the next one.
+	RetryScheduled
+	// GaveUp: the call failed for good. Err is the *Error returned.
+	GaveUp
+)
+
+// String returns "attempt done", "retry scheduled" or "gave up".
+func (k EventKind) String() string {
+	switch k {
+	case AttemptDone:
+		return "attempt done"
+	case RetryScheduled:
+		return "retry scheduled"
+	case GaveUp:
+		return "gave up"
+	}
+	return "event(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is what a hook receives.
+type Event struct {
+	Kind     EventKind
+	Attempt  int               // 1-based number of the attempt concerned
+	Err      error             // the attempt's error, or the final *Error for GaveUp
+	Decision classify.Decision // how a failed attempt was classified
+	Delay    time.Duration     // RetryScheduled: the wait before the next attempt
+	Waited   time.Duration     // total wait so far
+	Elapsed  time.Duration     // since the call began (see Stats)
+}
+
+// LongWait is the wait from which a scheduled retry is logged at INFO rather
+// than DEBUG: long enough for a person to notice the call is slow.
+const LongWait = time.Second
+
+func logHook(l *slog.Logger) func(context.Context, Event) {
+	return func(ctx context.Context, e Event) {
+		switch e.Kind {
+		case RetryScheduled:
+			level := slog.LevelDebug
+			if e.Delay >= LongWait {
+				level = slog.LevelInfo
+			}
+			if !l.Enabled(ctx, level) {
+				return
+			}
+			l.LogAttrs(ctx, level, "retry: waiting before the next attempt",
+				slog.Int("attempt", e.Attempt),
+				slog.Duration("delay", e.Delay),
+				slog.String("class", e.Decision.Reason),
+				slog.Duration("waited", e.Waited),
+				slog.String("error", errString(e.Err)))
+		case GaveUp:
+			if l.Enabled(ctx, slog.LevelInfo) {
+				l.LogAttrs(ctx, slog.LevelInfo, "retry: gave up", slog.Any("error", e.Err))
+			}
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,208 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/policy"
+)
+
+// Option configures a Retrier. Options apply in order, so a later option
+// overrides an earlier one (WithPolicy replaces every policy field set
+// before it). A bad option makes New, and Do, return an *InvalidError naming
+// it and its value.
+type Option func(*config)
+
+type config struct {
+	p           policy.Policy
+	classifiers []classify.Func
+	hooks       []func(context.Context, Event)
+	src         jitter.Source
+	result      any // a classify.ResultFunc[T]
+	err         error
+}
+
+func (c *config) fail(err *InvalidError) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// WithPolicy replaces the whole policy, e.g. with a preset such as
+// policy.LLMCall(). Options after it adjust it.
+func WithPolicy(p policy.Policy) Option {
+	return func(c *config) {
+		if err := p.Validate(); err != nil {
+			c.fail(&InvalidError{Name: "WithPolicy", Value: "…", Err: err})
+			return
+		}
+		c.p = p
+	}
+}
+
+// WithMaxAttempts sets how many attempts a call makes at most, the first
+// included; n must be at least 1. The default is 3.
+func WithMaxAttempts(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.fail(invalid("WithMaxAttempts", n, "must be at least 1"))
+			return
+		}
+		c.p.MaxAttempts = n
+	}
+}
+
+// WithMaxElapsed stops retrying once the next attempt would start more than d
+// after the call began; 0 means no limit (the default). It does not interrupt
+// a running attempt: give the context a deadline for that.
+func WithMaxElapsed(d time.Duration) Option {
+	return durationOption("WithMaxElapsed", d, func(p *policy.Policy) { p.MaxElapsed = d })
+}
+
+// WithAttemptTimeout bounds each attempt through the context it receives;
+// 0 means none (the default). An attempt that times out is retried only if the
+// operation is idempotent or keyed.
+func WithAttemptTimeout(d time.Duration) Option {
+	return durationOption("WithAttemptTimeout", d, func(p *policy.Policy) { p.AttemptTimeout = d })
+}
+
+// WithMaxDelay sets the longest single wait; 0 means the default, 30s. A
+// server asking for a longer Retry-After makes the call return at once with
+// ErrWaitTooLong and the wait in Error.RetryAfter.
+func WithMaxDelay(d time.Duration) Option {
+	return durationOption("WithMaxDelay", d, func(p *policy.Policy) { p.MaxDelay = d })
+}
+
+func durationOption(name string, d time.Duration, set func(*policy.Policy)) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail(invalid(name, d, "must not be negative"))
+			return
+		}
+		set(&c.p)
+	}
+}
+
+// WithBackoff sets the schedule of nominal delays. The default is
+// backoff.Exponential{Base: 100ms, Factor: 2, Cap: 10s}.
+func WithBackoff(b backoff.Backoff) Option {
+	return func(c *config) {
+		if b == nil {
+			c.fail(invalid("WithBackoff", nil, "must not be nil"))
+			return
+		}
+		if v, ok := b.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				c.fail(&InvalidError{Name: "WithBackoff", Value: b, Err: err})
+				return
+			}
+		}
+		c.p.Backoff = b
+	}
+}
+
+// WithJitter sets how each nominal delay is spread. The default is
+// jitter.Full{}.
+func WithJitter(j jitter.Jitter) Option {
+	return func(c *config) {
+		if j == nil {
+			c.fail(invalid("WithJitter", nil, "must not be nil"))
+			return
+		}
+		if v, ok := j.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				c.fail(&InvalidError{Name: "WithJitter", Value: j, Err: err})
+				return
+			}
+		}
+		c.p.Jitter = j
+	}
+}
+
+// WithRand sets the source of randomness for the jitter. The default,
+// jitter.Runtime{}, takes no lock; jitter.NewSeeded makes delays
+// reproducible in tests. The source must be safe for concurrent use if the
+// Retrier is shared.
+func WithRand(src jitter.Source) Option {
+	return func(c *config) {
+		if src == nil {
+			c.fail(invalid("WithRand", nil, "must not be nil"))
+			return
+		}
+		c.src = src
+	}
+}
+
+// WithClassifier adds a classifier that runs before the built-in ones
+// (classify.Default); the first classifier with an opinion wins. Several
+// WithClassifier options run in the order given.
+func WithClassifier(f classify.Func) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail(invalid("WithClassifier", nil, "must not be nil"))
+			return
+		}
+		c.classifiers = append(c.classifiers, f)
+	}
+}
+
+// Strict retries only failures a classifier recognised as transient: an
+// unrecognised error stops the call (ErrPermanent, class "unclassified").
+// The presets for calls that cost money are strict.
+func Strict() Option {
+	return func(c *config) { c.p.Strict = true }
+}
+
+// Idempotent declares that repeating the operation is harmless, so an attempt
+// that timed out — and may still be running — can be retried. Without it, and
+// without an idempotency key, a timed-out attempt ends the call with
+// ErrNotIdempotent.
+func Idempotent() Option {
+	return func(c *config) { c.p.Idempotent = true }
+}
+
+// WithResult classifies successful results of type T: a Retry verdict makes
+// the attempt count as failed (a *ResultError) and be retried like any
+// failure. Only DoValue, Value and RunValue with the same T accept a Retrier
+// built with it; Do and Run return an *InvalidError.
+func WithResult[T any](f classify.ResultFunc[T]) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail(invalid("WithResult", nil, "must not be nil"))
+			return
+		}
+		c.result = f
+	}
+}
+
+// WithHook adds a function called for every event of every call: each
+// attempt's end, each scheduled retry and each give-up (see Event). It runs on
+// the calling goroutine, so it must be quick and safe for concurrent use.
+func WithHook(f func(context.Context, Event)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail(invalid("WithHook", nil, "must not be nil"))
+			return
+		}
+		c.hooks = append(c.hooks, f)
+	}
+}
+
+// WithLogger logs every scheduled retry — at INFO when the wait is 1s or
+// more, long enough for a person to notice, and at DEBUG otherwise — and
+// every give-up at INFO, with the call's context. A nil logger logs nothing,
+// as does a Retrier without this option.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.hooks = append(c.hooks, logHook(l))
+		}
+	}
+}
+
+func describe(v any) string { return fmt.Sprintf("%T", v) }
