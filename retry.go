@@ -216,4 +216,3 @@ func newOrDefault(opts []Option) (*Retrier, error) {
 	}
 	return New(opts...)
 }
-

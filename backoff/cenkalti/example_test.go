@@ -1,0 +1,39 @@
+package cenkalti_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	cbackoff "github.com/cenkalti/backoff/v4"
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/backoff/cenkalti"
+)
+
+func ExampleFrom() {
+	// An existing v4 configuration moves to retry.Do unchanged.
+	v4 := cbackoff.NewExponentialBackOff()
+	v4.InitialInterval = time.Millisecond
+	schedule, spread, err := cenkalti.From(v4)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	calls := 0
+	err = retry.Do(context.Background(), func(context.Context) error {
+		if calls++; calls < 3 {
+			return fmt.Errorf("transient")
+		}
+		return nil
+	}, retry.WithBackoff(schedule), retry.WithJitter(spread), retry.WithMaxElapsed(v4.MaxElapsedTime))
+	fmt.Println(err, calls)
+	// Output: <nil> 3
+}
+
+func ExampleBackOff() {
+	// Code that still calls v4's Retry can use a schedule of this module.
+	b := cenkalti.BackOff(backoff.Exponential{Base: 100 * time.Millisecond, Cap: time.Second}, nil)
+	fmt.Println(b.NextBackOff(), b.NextBackOff(), b.NextBackOff())
+	// Output: 100ms 200ms 400ms
+}
