@@ -15,7 +15,8 @@ func TestSameSeedSameSequenceAndNoShortCycle(t *testing.T) {
 		}
 		seen[x] = true
 	}
-	if c := New(2); c.Uint64() == New(1).Uint64() {
+	c, d := New(2), New(1)
+	if c.Uint64() == d.Uint64() {
 		t.Fatal("different seeds gave the same first value")
 	}
 }
