@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/internal/wyrand"
+	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -72,7 +72,7 @@ type call struct {
 	ctx        context.Context
 	start      time.Time
 	stats      Stats
-	rng        wyrand.Rand
+	rng        jitter.Rand
 	timer      *time.Timer
 	prev       time.Duration     // the previous wait, for decorrelated jitter
 	last       classify.Decision // the last failure's classification
@@ -84,7 +84,7 @@ type call struct {
 
 // retry continues a call whose first attempt failed with err.
 func (r *Retrier) retry(ctx context.Context, op func(context.Context) error, err error, start time.Time, st *Stats) error {
-	c := call{r: r, ctx: ctx, start: start, rng: wyrand.New(r.src.Uint64())}
+	c := call{r: r, ctx: ctx, start: start, rng: jitter.NewRand(r.src.Uint64())}
 	if c.start.IsZero() {
 		c.start = time.Now() // an untimed call starts its clock at the first failure
 	}

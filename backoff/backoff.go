@@ -86,20 +86,26 @@ type Exponential struct {
 	Cap    time.Duration // the largest delay; 0 means no cap
 }
 
-// Delay returns the delay after attempt n, saturating at the cap.
+// Delay returns the delay after attempt n, saturating at the cap. The
+// common factor of 2 is a shift, small enough to be inlined.
 func (e Exponential) Delay(n int) time.Duration {
+	if e.Factor != 0 && e.Factor != 2 {
+		return e.pow(n)
+	}
+	limit := capOrMax(e.Cap)
+	shift := clampAttempt(n) - 1
+	if shift >= 63 || e.Base > limit>>shift {
+		return limit
+	}
+	return e.Base << shift
+}
+
+func (e Exponential) pow(n int) time.Duration {
 	limit := capOrMax(e.Cap)
 	if e.Base >= limit {
 		return limit
 	}
-	shift := clampAttempt(n) - 1
-	if e.Factor == 0 || e.Factor == 2 {
-		if shift >= 63 || e.Base > limit>>shift {
-			return limit
-		}
-		return e.Base << shift
-	}
-	f := float64(e.Base) * math.Pow(e.Factor, float64(shift))
+	f := float64(e.Base) * math.Pow(e.Factor, float64(clampAttempt(n)-1))
 	if !(f < float64(limit)) { // also catches +Inf and NaN
 		return limit
 	}

@@ -155,17 +155,22 @@ func (p *Policy) Delay(n int, prev, retryAfter time.Duration, r uint64) time.Dur
 		extra, _ := bits.Mul64(uint64(spread), r)
 		return max(retryAfter, min(retryAfter+time.Duration(extra), maxDelay))
 	}
+	// The common schedule and jitter are called directly, so they inline.
 	var nominal time.Duration
-	if p.Backoff == nil {
+	switch b := p.Backoff.(type) {
+	case nil:
 		nominal = DefaultBackoff().Delay(n)
-	} else {
-		nominal = p.Backoff.Delay(n)
+	case backoff.Exponential:
+		nominal = b.Delay(n)
+	default:
+		nominal = b.Delay(n)
 	}
 	var d time.Duration
-	if p.Jitter == nil {
+	switch j := p.Jitter.(type) {
+	case nil, jitter.Full:
 		d = jitter.Full{}.Apply(nominal, prev, r)
-	} else {
-		d = p.Jitter.Apply(nominal, prev, r)
+	default:
+		d = j.Apply(nominal, prev, r)
 	}
 	return min(max(d, 0), maxDelay)
 }
