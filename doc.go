@@ -14,19 +14,36 @@
 //
 // # What happens after a failed attempt
 //
-//  1. If the caller's context is done, the call stops with its cause.
-//  2. The error is classified: the caller's classifiers (WithClassifier),
-//     then classify.Default, then the fallback for unrecognised errors
-//     (retried as "unclassified", or stopped with Strict).
+//  1. The error is classified: an error that an inner retry loop already
+//     gave up on is never retried (retry in one layer); then the caller's
+//     classifiers (WithClassifier), then classify.Default, then the fallback
+//     for unrecognised errors (retried as "unclassified", or stopped with
+//     Strict).
+//  2. If the caller's context is done, the call stops with its cause. The
+//     retry budget, if any, hears of the failure. A loop nested in an
+//     Outermost loop's operation returns the error as it is.
 //  3. The policy (package policy) decides: stop if the failure is permanent;
 //     if it was a timeout of work that is neither idempotent nor keyed; if
 //     MaxAttempts is reached; if the class used up its Limit; if the server's
 //     Retry-After exceeds MaxDelay (the wait is returned, not slept); if the
 //     wait would pass MaxElapsed or the context's deadline. Otherwise it
 //     picks the wait: Retry-After plus a small positive jitter, or the
-//     jittered backoff.
+//     jittered backoff — and the shared retry budget, if any, may still
+//     refuse (ErrBudget).
 //  4. The hook and logger hear of it, the call sleeps (one timer per call,
 //     interrupted by the context), and the next attempt starts.
+//
+// # Under load
+//
+// A retry budget (WithBudget with a policy.TokenBucket or policy.RatioBudget)
+// is shared by every call that uses it: when a dependency fails for everyone,
+// the budget stops the retries of all of them, not just the attempts of one.
+//
+// Nested retry loops multiply: three layers of three attempts make 27 calls.
+// Retry in one layer: by default the innermost loop retries, and an outer loop
+// never retries an *Error an inner loop returned (its Retried method says it
+// is final). Outermost makes a loop the one that retries instead, and the
+// loops nested in its operation make one attempt each.
 //
 // Every failure returns an *Error: the reason (a sentinel such as
 // ErrExhausted, or the context's cause), the last attempt's error, every
@@ -46,6 +63,8 @@
 // | timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
 // | randomness     | math/rand/v2, no lock                          | WithRand             |
 // | logging        | none                                           | WithLogger           |
+// | retry budget   | none                                           | WithBudget           |
+// | retrying layer | the innermost loop                             | Outermost            |
 //
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.

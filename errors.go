@@ -36,6 +36,10 @@ var (
 	// ErrDeadline: the next wait would end after the context's deadline, so
 	// the call returned at once instead of sleeping in vain.
 	ErrDeadline = errors.New("next wait would outlast the context deadline")
+	// ErrBudget: the shared retry budget refused the retry (see WithBudget):
+	// the dependency is failing for many callers; give the work to a dead
+	// letter queue rather than retry it later in a tight loop.
+	ErrBudget = errors.New("retry budget exhausted")
 	// ErrKeyRequired: the policy requires an idempotency key and the call
 	// carried none; the operation was not called.
 	ErrKeyRequired = errors.New("idempotency key required (pass one with retry.WithIdempotencyKey)")
@@ -51,6 +55,7 @@ var stopErrors = [...]error{
 	policy.StopWaitTooLong:   ErrWaitTooLong,
 	policy.StopElapsed:       ErrElapsed,
 	policy.StopDeadline:      ErrDeadline,
+	policy.StopBudget:        ErrBudget,
 }
 
 // Stats describes a call: how many attempts it made, how long it slept
@@ -112,6 +117,11 @@ func (e *Error) Error() string {
 	}
 	return s
 }
+
+// Retried reports true: the call is over, and an enclosing retry loop must
+// not retry it again (see classify.Retried). It makes nested loops retry in
+// one layer.
+func (e *Error) Retried() bool { return true }
 
 // Unwrap returns the reason and the last attempt's error.
 func (e *Error) Unwrap() []error {

@@ -202,3 +202,41 @@ func ExampleWithHook() {
 	// attempt 1 failed (connection reset), next in 1ms
 	// attempt 2 failed (connection reset), next in 2ms
 }
+
+func ExampleWithBudget() {
+	// One budget for every call to a dependency, from any goroutine: when the
+	// dependency is down, the first failures use up the retries and the rest
+	// fail at once instead of hammering it.
+	bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 10, Cost: 1}) // no retry at or below 5
+	r, _ := retry.New(retry.WithBudget(bucket), retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	down := func(context.Context) error { return syscall.ECONNREFUSED }
+
+	calls, deadLetters := 0, 0
+	for range 10 {
+		err := r.Do(context.Background(), func(ctx context.Context) error { calls++; return down(ctx) })
+		if errors.Is(err, retry.ErrBudget) {
+			deadLetters++ // the point to hand the work to a dead letter queue
+		}
+	}
+	fmt.Println(calls, "calls instead of 30;", deadLetters, "calls refused a retry")
+	// Output: 13 calls instead of 30; 9 calls refused a retry
+}
+
+func ExampleOutermost() {
+	// Service A calls B, which retries its own calls to a dependency. By
+	// default the innermost loop (B's) retries and A does not retry what B
+	// gave up on. With Outermost, A retries and B makes one attempt each time.
+	calls := 0
+	dependency := func(context.Context) error { calls++; return syscall.ECONNRESET }
+	opts := []retry.Option{retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(time.Millisecond))}
+	b, _ := retry.New(opts...)
+	a, _ := retry.New(append(opts, retry.Outermost())...)
+
+	err := a.Do(context.Background(), func(ctx context.Context) error {
+		return b.Do(ctx, dependency)
+	})
+	var rerr *retry.Error
+	errors.As(err, &rerr)
+	fmt.Println(calls, rerr.Attempts, errors.Is(err, retry.ErrExhausted))
+	// Output: 3 3 true
+}

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/retrykit/retry/classify"
@@ -11,7 +12,7 @@ import (
 
 // run is the whole call. Its first half is the hot path — a first attempt
 // that succeeds — and reads no clock and allocates nothing unless the caller
-// asked for Stats, a hook or a time budget.
+// asked for Stats, a hook, a time budget, a retry budget or Outermost.
 func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *Stats) error {
 	switch {
 	case op == nil:
@@ -29,17 +30,24 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 	if r.timed || st != nil {
 		start = time.Now()
 	}
-	err := r.attempt(ctx, op)
+	opCtx := ctx
+	if r.outermost && !nestedInOutermost(ctx) {
+		opCtx = context.WithValue(ctx, outermostKey{}, true)
+	}
+	err := r.attempt(opCtx, op)
 	if r.hook != nil {
 		r.hook(ctx, Event{Kind: AttemptDone, Attempt: 1, Err: err, Elapsed: time.Since(start)})
 	}
 	if err == nil {
+		if r.p.Budget != nil {
+			r.p.Budget.Record(policy.Attempt{Outcome: policy.Succeeded})
+		}
 		if st != nil {
 			*st = Stats{Attempts: 1, Elapsed: time.Since(start)}
 		}
 		return nil
 	}
-	return r.retry(ctx, op, err, start, st)
+	return r.retry(ctx, opCtx, op, err, start, st)
 }
 
 // attempt calls op once, with its own deadline when the policy sets one.
@@ -63,27 +71,46 @@ func (r *Retrier) notStarted(ctx context.Context, reason error, st *Stats) error
 	return e
 }
 
-// inlineFailures is how many failures a call records without allocating.
-const inlineFailures = 8
+// outermostKey marks the context an Outermost loop gives its operation: loops
+// nested in it make one attempt and leave the decision to it.
+type outermostKey struct{}
+
+func nestedInOutermost(ctx context.Context) bool { return ctx.Value(outermostKey{}) != nil }
+
+// errDeferred tells retry that an enclosing Outermost loop decides.
+var errDeferred = errors.New("deferred to the outermost loop")
+
+const (
+	inlineFailures = 8 // failures a call records without allocating
+	inlineClasses  = 4 // limited classes a call counts without allocating
+)
+
+// classCount counts a call's failures of one class with a Limit.
+type classCount struct {
+	reason string
+	n      int
+}
 
 // call is the state of one call after its first failure.
 type call struct {
 	r          *Retrier
-	ctx        context.Context
+	ctx        context.Context // the caller's
 	start      time.Time
 	stats      Stats
 	rng        jitter.Rand
 	timer      *time.Timer
 	prev       time.Duration     // the previous wait, for decorrelated jitter
 	last       classify.Decision // the last failure's classification
-	streak     int               // failures in a row of last.Reason
 	retryAfter time.Duration     // a server wait returned instead of slept
 	inline     [inlineFailures]Failure
 	spill      []Failure
+	classes    [inlineClasses]classCount
+	moreClass  []classCount
 }
 
-// retry continues a call whose first attempt failed with err.
-func (r *Retrier) retry(ctx context.Context, op func(context.Context) error, err error, start time.Time, st *Stats) error {
+// retry continues a call whose first attempt failed with err. opCtx is the
+// context the operation receives: ctx, or ctx marked by an Outermost loop.
+func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) error, err error, start time.Time, st *Stats) error {
 	c := call{r: r, ctx: ctx, start: start, rng: jitter.NewRand(r.src.Uint64())}
 	if c.start.IsZero() {
 		c.start = time.Now() // an untimed call starts its clock at the first failure
@@ -92,18 +119,22 @@ func (r *Retrier) retry(ctx context.Context, op func(context.Context) error, err
 	for {
 		c.stats.Attempts++
 		delay, reason := c.next(err)
+		if reason == errDeferred {
+			return err // one attempt; the enclosing Outermost loop classifies err
+		}
 		if reason != nil {
 			return c.fail(err, reason, st)
 		}
 		if !c.sleep(delay, err) {
 			return c.fail(err, context.Cause(ctx), st)
 		}
-		err = r.attempt(ctx, op)
+		err = r.attempt(opCtx, op)
 		if r.hook != nil {
 			r.hook(ctx, Event{Kind: AttemptDone, Attempt: c.stats.Attempts + 1, Err: err, Waited: c.stats.Waited, Elapsed: time.Since(c.start)})
 		}
 		if err == nil {
 			c.stats.Attempts++
+			c.record(policy.Succeeded)
 			if st != nil {
 				c.stats.Elapsed = time.Since(c.start)
 				*st = c.stats
@@ -113,22 +144,25 @@ func (r *Retrier) retry(ctx context.Context, op func(context.Context) error, err
 	}
 }
 
-// next classifies the failed attempt and asks the policy what follows: the
-// wait before the next attempt, or the reason to stop.
+// next classifies the failed attempt and decides what follows: the wait
+// before the next attempt, or the reason to stop.
 func (c *call) next(err error) (time.Duration, error) {
 	d := c.classify(err)
-	if d.Reason == c.last.Reason && c.streak > 0 {
-		c.streak++
-	} else {
-		c.streak = 1
-	}
 	c.last = d
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
-		c.record(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
+		c.record(policy.Other)
+		c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
 		return 0, context.Cause(c.ctx)
 	}
+	c.record(outcome(d))
+	if nestedInOutermost(c.ctx) {
+		return 0, errDeferred
+	}
 	now := time.Now()
-	s := policy.State{Attempt: c.stats.Attempts, Elapsed: now.Sub(c.start), Prev: c.prev, Streak: c.streak}
+	s := policy.State{Attempt: c.stats.Attempts, Elapsed: now.Sub(c.start), Prev: c.prev}
+	if d.Limit > 0 {
+		s.ClassFailures = c.countClass(d.Reason)
+	}
 	if d.Timeout {
 		_, s.Keyed = IdempotencyKey(c.ctx)
 	}
@@ -136,21 +170,29 @@ func (c *call) next(err error) (time.Duration, error) {
 		s.HasDeadline, s.Remaining = true, deadline.Sub(now)
 	}
 	delay, stop := c.r.p.Next(s, d, c.rng.Uint64())
+	if stop == policy.Continue && c.r.p.Budget != nil && !c.r.p.Budget.Allow() {
+		stop = policy.StopBudget
+	}
 	if stop != policy.Continue {
-		c.record(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
+		c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
 		if d.RetryAfter > 0 && (stop == policy.StopWaitTooLong || stop == policy.StopDeadline) {
 			c.retryAfter = d.RetryAfter
 		}
 		return delay, stopErrors[stop]
 	}
-	c.record(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d, Delay: delay})
+	c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d, Delay: delay})
 	return delay, nil
 }
 
-// classify runs the classifiers, then the general or strict fallback.
+// classify decides on a failure: an inner loop's final error is never
+// retried (retry in one layer), then a rejected result, the caller's
+// classifiers and the built-ins, then the general or strict fallback.
 func (c *call) classify(err error) classify.Decision {
 	if re, ok := err.(*ResultError); ok {
 		return re.Decision
+	}
+	if d := classify.Retried(err); d.Verdict != classify.NoOpinion {
+		return d
 	}
 	d := c.r.classify(err)
 	if d.Verdict == classify.NoOpinion {
@@ -160,6 +202,48 @@ func (c *call) classify(err error) classify.Decision {
 		return classify.General(err)
 	}
 	return d
+}
+
+// outcome tells a retry budget what a classified failure says about the
+// dependency.
+func outcome(d classify.Decision) policy.Outcome {
+	switch {
+	case d.Verdict != classify.Retry:
+		return policy.Other
+	case d.Timeout:
+		return policy.TimedOut
+	}
+	return policy.Failed
+}
+
+// record reports the attempt just made to the retry budget, if any.
+func (c *call) record(o policy.Outcome) {
+	if b := c.r.p.Budget; b != nil {
+		b.Record(policy.Attempt{Retry: c.stats.Attempts > 1, Outcome: o})
+	}
+}
+
+// countClass counts one more failure of a limited class and returns the
+// call's total for it.
+func (c *call) countClass(reason string) int {
+	for i := range c.classes {
+		switch cl := &c.classes[i]; cl.reason {
+		case reason:
+			cl.n++
+			return cl.n
+		case "":
+			*cl = classCount{reason, 1}
+			return 1
+		}
+	}
+	for i := range c.moreClass {
+		if cl := &c.moreClass[i]; cl.reason == reason {
+			cl.n++
+			return cl.n
+		}
+	}
+	c.moreClass = append(c.moreClass, classCount{reason, 1})
+	return 1
 }
 
 // sleep waits d, reusing one timer for the whole call. It reports false if
@@ -202,7 +286,7 @@ func (c *call) stopTimer() {
 	}
 }
 
-func (c *call) record(f Failure) {
+func (c *call) fails(f Failure) {
 	if n := c.stats.Attempts - 1; n < inlineFailures {
 		c.inline[n] = f
 		return

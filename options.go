@@ -24,6 +24,7 @@ type config struct {
 	hooks       []func(context.Context, Event)
 	src         jitter.Source
 	result      any // a classify.ResultFunc[T]
+	outermost   bool
 	err         error
 }
 
@@ -164,6 +165,33 @@ func Strict() Option {
 // ErrNotIdempotent.
 func Idempotent() Option {
 	return func(c *config) { c.p.Idempotent = true }
+}
+
+// WithBudget shares a retry budget (policy.TokenBucket, policy.RatioBudget or
+// any policy.Budget) with every call of the Retrier, and with every other
+// Retrier given the same budget. When it refuses a retry the call ends at once
+// with the last error and ErrBudget.
+func WithBudget(b policy.Budget) Option {
+	return func(c *config) {
+		if b == nil {
+			c.fail(invalid("WithBudget", nil, "must not be nil"))
+			return
+		}
+		c.p.Budget = b
+	}
+}
+
+// Outermost makes this loop the one layer that retries. Retry loops nested in
+// its operation — any Do whose context derives from the one the operation
+// receives — make a single attempt each and return its error unchanged, so
+// that this loop classifies it and decides. Without Outermost, the default is
+// the other way round: the innermost loop retries, and an outer loop never
+// retries an error that an inner loop already gave up on (an *Error). Either
+// way, one layer's attempts are made, not the product of every layer's.
+//
+// Outermost adds a context value (one allocation) to every call.
+func Outermost() Option {
+	return func(c *config) { c.outermost = true }
 }
 
 // WithResult classifies successful results of type T: a Retry verdict makes

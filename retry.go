@@ -15,14 +15,15 @@ import (
 //
 // The zero Retrier, and a nil *Retrier, behave as New() with no options.
 type Retrier struct {
-	p        policy.Policy
-	classify classify.Func
-	hook     func(context.Context, Event)
-	src      jitter.Source
-	result   any
-	timed    bool // keep time from the start of every call
-	fast     bool // nothing to do around a first attempt but call it
-	built    bool
+	p         policy.Policy
+	classify  classify.Func
+	hook      func(context.Context, Event)
+	src       jitter.Source
+	result    any
+	timed     bool // keep time from the start of every call
+	outermost bool // this loop retries for loops nested in its operation
+	fast      bool // nothing to do around a first attempt but call it
+	built     bool
 }
 
 var defaultRetrier = mustBuild(config{})
@@ -45,7 +46,7 @@ func New(opts ...Option) (*Retrier, error) {
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, src: c.src, result: c.result, built: true}
+	r := &Retrier{p: c.p, src: c.src, result: c.result, outermost: c.outermost, built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
@@ -66,7 +67,7 @@ func build(c config) *Retrier {
 		}
 	}
 	r.timed = r.p.MaxElapsed > 0 || r.hook != nil
-	r.fast = !r.timed && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.result == nil
+	r.fast = !r.timed && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.result == nil && r.p.Budget == nil && !r.outermost
 	return r
 }
 
@@ -88,7 +89,7 @@ func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error 
 	if r != nil && r.fast && op != nil && ctx != nil && ctx.Err() == nil {
 		// The hot path: no clock, no hook, no per-attempt context.
 		if err := op(ctx); err != nil {
-			return r.retry(ctx, op, err, time.Time{}, nil)
+			return r.retry(ctx, ctx, op, err, time.Time{}, nil)
 		}
 		return nil
 	}
@@ -135,7 +136,7 @@ func runValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (
 		if err == nil {
 			return v, nil
 		}
-		err = r.retry(ctx, func(ctx context.Context) error {
+		err = r.retry(ctx, ctx, func(ctx context.Context) error {
 			var err error
 			v, err = op(ctx)
 			return err

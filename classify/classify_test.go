@@ -206,7 +206,7 @@ func TestCompletion(t *testing.T) {
 func TestDecisionString(t *testing.T) {
 	assert.Equal(t, "no opinion", classify.Decision{}.String())
 	assert.Equal(t, "retry (http 503, after 2s)", classify.Decision{Verdict: classify.Retry, Reason: "http 503", RetryAfter: 2 * time.Second}.String())
-	assert.Equal(t, "retry (http 500, at most 1 in a row)", classify.Decision{Verdict: classify.Retry, Reason: "http 500", Limit: 1}.String())
+	assert.Equal(t, "retry (http 500, at most 1 per call)", classify.Decision{Verdict: classify.Retry, Reason: "http 500", Limit: 1}.String())
 	assert.Equal(t, "retry (timeout, timed out)", classify.Decision{Verdict: classify.Retry, Reason: "timeout", Timeout: true}.String())
 	assert.Equal(t, "verdict(9)", classify.Verdict(9).String())
 }
@@ -225,5 +225,55 @@ func BenchmarkClassify(b *testing.B) {
 	errs := []error{status(503, "2"), fmt.Errorf("x: %w", opErr("read", syscall.ECONNRESET))}
 	for i := range b.N {
 		sink = classify.Default(errs[i&1])
+	}
+}
+
+func TestGatewayKinds(t *testing.T) {
+	upstream := &classify.StatusError{Code: 502, Kind: classify.KindUpstreamError}
+	tests := []struct {
+		name string
+		err  error
+		want classify.Decision
+	}{
+		{"an upstream error is not retried by default", upstream, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonUpstream}},
+		{"a wrapped upstream sentinel is not retried", fmt.Errorf("gateway: %w", classify.ErrUpstream), classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonUpstream}},
+		{"a plain 502 is still retried", status(502, ""), classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonBadGateway}},
+		{"a spend cap is never retried", &classify.StatusError{Code: 402, Kind: classify.KindSpendCapExceeded}, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonSpendCap}},
+		{"an exhausted quota on a 429 is never retried", &classify.StatusError{Code: 429, Kind: classify.KindInsufficientQuota, Header: http.Header{"Retry-After": {"1"}}}, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonSpendCap}},
+		{"a spend cap marked retryable is still not retried", classify.Retryable(fmt.Errorf("%w", classify.ErrSpendCap)), classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonSpendCap}},
+		{"an unknown kind falls back to the status", &classify.StatusError{Code: 503, Kind: "backend-unavailable"}, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, classify.Default(tt.err))
+		})
+	}
+	t.Run("the opt-in allows one extra attempt", func(t *testing.T) {
+		f := classify.Chain(classify.UpstreamOnce, classify.Default)
+		assert.Equal(t, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUpstream, Limit: 1}, f(upstream))
+		assert.Equal(t, classify.Decision{}, classify.UpstreamOnce(status(503, "")))
+	})
+	assert.Equal(t, "http 502 Bad Gateway (upstream-error)", upstream.Error())
+}
+
+type gaveUp struct{ error }
+
+func (gaveUp) Retried() bool { return true }
+
+func TestRetried(t *testing.T) {
+	inner := gaveUp{status(503, "")}
+	assert.Equal(t, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonRetriedInside}, classify.Retried(fmt.Errorf("step 2: %w", inner)))
+	assert.Equal(t, classify.Decision{}, classify.Retried(status(503, "")))
+	assert.Equal(t, classify.Decision{}, classify.Retried(nil))
+}
+
+func BenchmarkClassifyEach(b *testing.B) {
+	for _, err := range []error{status(503, "2"), fmt.Errorf("x: %w", opErr("read", syscall.ECONNRESET))} {
+		b.Run(err.Error(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sink = classify.Default(err)
+			}
+		})
 	}
 }

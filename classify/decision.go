@@ -56,6 +56,9 @@ const (
 	ReasonContentFiltered   = "content filtered"
 	ReasonEmptyOutput       = "empty output"
 	ReasonResultNotAccepted = "result not accepted"
+	ReasonRetriedInside     = "already retried by an inner loop"
+	ReasonUpstream          = "upstream error: the server already retried"
+	ReasonSpendCap          = "spend cap exceeded"
 )
 
 // Decision is what a classifier says about one failure.
@@ -69,8 +72,8 @@ type Decision struct {
 	// RetryAfter is the wait the server asked for (Retry-After); 0 if none.
 	// It is authoritative: the retry loop never retries earlier.
 	RetryAfter time.Duration
-	// Limit, when positive, is how many times in a row this class of failure
-	// (same Reason) may be retried, whatever the policy's MaxAttempts.
+	// Limit, when positive, is how many times this class of failure (same
+	// Reason) may be retried in one call, whatever the policy's MaxAttempts.
 	Limit int
 	// Timeout reports that the attempt timed out: the operation may still be
 	// running, so it is retried only if it is idempotent or carries an
@@ -89,7 +92,7 @@ func (d Decision) String() string {
 		s += ", after " + d.RetryAfter.String()
 	}
 	if d.Limit > 0 {
-		s += ", at most " + strconv.Itoa(d.Limit) + " in a row"
+		s += ", at most " + strconv.Itoa(d.Limit) + " per call"
 	}
 	if d.Timeout {
 		s += ", timed out"
@@ -118,24 +121,6 @@ func Chain(fs ...Func) Func {
 		}
 		return Decision{}
 	}
-}
-
-// Default recognises every failure of the table in the package documentation.
-// It returns NoOpinion for anything else.
-func Default(err error) Decision {
-	if d := Markers(err); d.Verdict != NoOpinion {
-		return d
-	}
-	if d := Context(err); d.Verdict != NoOpinion {
-		return d
-	}
-	if d := HTTP(err); d.Verdict != NoOpinion {
-		return d
-	}
-	if d := Network(err); d.Verdict != NoOpinion {
-		return d
-	}
-	return Timeouts(err)
 }
 
 // General is the fallback of the default mode: an error nothing recognised is

@@ -16,11 +16,15 @@
 //
 // | failure                                              | decision                               |
 // |------------------------------------------------------|----------------------------------------|
+// | ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
 // | Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
 // | context.Canceled                                     | stop: the caller gave up               |
+// | ErrUpstream: a gateway's "upstream error" (502)      | stop: the server already retried;      |
+// |                                                      | opt in to one extra attempt with       |
+// |                                                      | UpstreamOnce                           |
 // | HTTP 429, 503                                        | retry, after Retry-After when present  |
 // | HTTP 502, 504                                        | retry                                  |
-// | HTTP 500 and unlisted 5xx                            | retry once (Limit 1), then stop        |
+// | HTTP 500 and unlisted 5xx                            | retry once per call (Limit 1)          |
 // | HTTP 501, 505, 506, 508, 510, 511                    | stop: the server cannot do it          |
 // | every other HTTP 4xx (400, 401, 403, 404, 409, …)    | stop: the request is wrong             |
 // | ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,       | retry                                  |
@@ -32,6 +36,9 @@
 // has it, as do the AWS SDK's response errors) and Retry-After by the method
 // RetryAfter() time.Duration. Errors are searched through Unwrap, both forms,
 // without reflection or allocation.
+//
+// The retry loop also applies Retried before every other classifier: an error
+// that an inner retry loop already gave up on is never retried again.
 //
 // A successful result can be classified too (ResultFunc): Completion encodes
 // the rule that an LLM's empty content or content-filter finish is a final

@@ -1,11 +1,6 @@
 package classify
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net"
-	"net/url"
 	"syscall"
 	"time"
 )
@@ -27,8 +22,8 @@ func Permanent(err error) error {
 	return &marked{err, Decision{Verdict: Stop, Reason: ReasonMarkedPermanent}}
 }
 
-// Retryable marks err as transient, whatever other classifiers would say.
-// It returns nil for a nil err.
+// Retryable marks err as transient, whatever other classifiers would say
+// (except ErrSpendCap). It returns nil for a nil err.
 func Retryable(err error) error {
 	if err == nil {
 		return nil
@@ -45,11 +40,42 @@ func WithRetryAfter(err error, d time.Duration) error {
 	return &marked{err, Decision{Verdict: Retry, Reason: ReasonMarkedRetryable, RetryAfter: max(d, 0)}}
 }
 
+// Default recognises every failure of the table in the package documentation,
+// in one walk of the error's tree. It returns NoOpinion for anything else.
+func Default(err error) Decision {
+	if err == nil {
+		return Decision{}
+	}
+	f := scan(err)
+	// The rules in order of precedence, called directly so f stays on the stack.
+	if d := f.spendCapRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := f.markerRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := f.contextRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := f.upstreamRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := f.httpRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	if d := f.networkRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	return f.timeoutRule()
+}
+
 // Markers classifies errors marked with Permanent, Retryable and
 // WithRetryAfter. The outermost marker wins.
-func Markers(err error) Decision {
-	if m, ok := find[*marked](err); ok {
-		return m.d
+func Markers(err error) Decision { f := scan(err); return f.markerRule() }
+
+func (f *facts) markerRule() Decision {
+	if f.marker != nil {
+		return f.marker.d
 	}
 	return Decision{}
 }
@@ -57,54 +83,45 @@ func Markers(err error) Decision {
 // Context stops on context.Canceled: somebody gave up on the work. (An
 // expired deadline is a timeout; the retry loop recognises its caller's own
 // deadline before any classifier runs.)
-func Context(err error) Decision {
-	if errors.Is(err, context.Canceled) {
+func Context(err error) Decision { f := scan(err); return f.contextRule() }
+
+func (f *facts) contextRule() Decision {
+	if f.canceled {
 		return Decision{Verdict: Stop, Reason: ReasonCanceled}
 	}
 	return Decision{}
 }
 
-type timeouter interface{ Timeout() bool }
-
 // Timeouts retries errors that report Timeout() == true anywhere in their
-// chain (context.DeadlineExceeded, os.ErrDeadlineExceeded, net and url
-// errors), marked Timeout: the operation may still be running.
-func Timeouts(err error) Decision {
-	if walk(err, isTimeout) { // syscall.ETIMEDOUT reports Timeout() too
+// chain (context.DeadlineExceeded, os.ErrDeadlineExceeded, syscall.ETIMEDOUT,
+// net and url errors), marked Timeout: the operation may still be running.
+func Timeouts(err error) Decision { f := scan(err); return f.timeoutRule() }
+
+func (f *facts) timeoutRule() Decision {
+	if f.timeout {
 		return Decision{Verdict: Retry, Reason: ReasonTimeout, Timeout: true}
 	}
 	return Decision{}
 }
 
-func isTimeout(err error) bool {
-	t, ok := err.(timeouter)
-	return ok && t.Timeout()
-}
-
 // Network retries connection failures: reset, refused, aborted, broken pipe,
 // unreachable network or host, a connection closed mid-response
-// (io.ErrUnexpectedEOF) and temporary DNS failures.
-func Network(err error) Decision {
-	if errno, ok := find[syscall.Errno](err); ok {
-		if reason := errnoReason(errno); reason != "" {
-			return Decision{Verdict: Retry, Reason: reason}
-		}
+// (io.ErrUnexpectedEOF, or io.EOF inside an HTTP client's *url.Error: the
+// server hung up before answering) and temporary DNS failures. A bare io.EOF
+// means too many things to be classified.
+func Network(err error) Decision { f := scan(err); return f.networkRule() }
+
+func (f *facts) networkRule() Decision {
+	if reason := errnoReason(f.errno); reason != "" {
+		return Decision{Verdict: Retry, Reason: reason}
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || hungUp(err) {
+	if f.unexpectedEOF || (f.urlError && f.eof) {
 		return Decision{Verdict: Retry, Reason: ReasonConnClosed}
 	}
-	if dns, ok := find[*net.DNSError](err); ok && dns.IsTemporary && !dns.IsTimeout {
+	if f.dns != nil && f.dns.IsTemporary && !f.dns.IsTimeout {
 		return Decision{Verdict: Retry, Reason: ReasonDNS}
 	}
 	return Decision{}
-}
-
-// hungUp reports an HTTP client error whose cause is io.EOF: the server closed
-// the connection before answering. (A bare io.EOF means too many things to
-// be classified.)
-func hungUp(err error) bool {
-	u, ok := find[*url.Error](err)
-	return ok && errors.Is(u.Err, io.EOF)
 }
 
 func errnoReason(errno syscall.Errno) string {
@@ -121,52 +138,4 @@ func errnoReason(errno syscall.Errno) string {
 		return ReasonUnreachable
 	}
 	return ""
-}
-
-// find returns the first error of type T in err's tree, walking Unwrap() error
-// and Unwrap() []error depth first, as errors.As does, without reflection.
-func find[T any](err error) (T, bool) {
-	for err != nil {
-		if t, ok := err.(T); ok {
-			return t, true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if t, ok := find[T](e); ok {
-					return t, true
-				}
-			}
-			err = nil
-		default:
-			err = nil
-		}
-	}
-	var zero T
-	return zero, false
-}
-
-// walk reports whether pred holds for any error in err's tree.
-func walk(err error, pred func(error) bool) bool {
-	for err != nil {
-		if pred(err) {
-			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if walk(e, pred) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
 }

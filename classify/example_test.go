@@ -17,7 +17,7 @@ func ExampleDefault() {
 	fmt.Println(classify.Default(errors.New("something else")))
 	// Output:
 	// retry (http 503, after 2s)
-	// retry (http 500, at most 1 in a row)
+	// retry (http 500, at most 1 per call)
 	// stop (http 4xx)
 	// no opinion
 }

@@ -6,15 +6,14 @@ import (
 	"time"
 )
 
-type statusCoder interface{ HTTPStatusCode() int }
-
-type retryAfterer interface{ RetryAfter() time.Duration }
-
 // StatusError is an HTTP response with an error status, as an error. The
 // retry loop reads its status and, for 429 and 503, its Retry-After header.
 type StatusError struct {
 	Code   int         // the status code, e.g. 503
 	Header http.Header // the response header; may be nil
+	// Kind is the API's own error code from the response body, when the
+	// caller parsed one, e.g. KindUpstreamError; it refines the status.
+	Kind string
 }
 
 // ResponseError returns a *StatusError for a response whose status is 400 or
@@ -27,11 +26,15 @@ func ResponseError(resp *http.Response) error {
 	return &StatusError{Code: resp.StatusCode, Header: resp.Header}
 }
 
-// Error returns "http 503 Service Unavailable".
+// Error returns "http 503 Service Unavailable", followed by the kind when
+// there is one: "http 502 Bad Gateway (upstream-error)".
 func (e *StatusError) Error() string {
 	s := "http " + strconv.Itoa(e.Code)
 	if text := http.StatusText(e.Code); text != "" {
 		s += " " + text
+	}
+	if e.Kind != "" {
+		s += " (" + e.Kind + ")"
 	}
 	return s
 }
@@ -46,8 +49,8 @@ func (e *StatusError) RetryAfter() time.Duration {
 		return 0
 	}
 	v := e.Header.Get("Retry-After")
-	if v == "" {
-		return 0
+	if d, ok := parseDelta(v); ok {
+		return d // delta-seconds need no clock
 	}
 	d, _ := ParseRetryAfter(v, time.Now())
 	return d
@@ -57,17 +60,16 @@ func (e *StatusError) RetryAfter() time.Duration {
 // HTTPStatusCode() int anywhere in the chain) by the table of the package
 // documentation. For 429 and 503 it also reads Retry-After (a method
 // RetryAfter() time.Duration anywhere in the chain).
-func HTTP(err error) Decision {
-	s, ok := find[statusCoder](err)
-	if !ok {
+func HTTP(err error) Decision { f := scan(err); return f.httpRule() }
+
+func (f *facts) httpRule() Decision {
+	if f.status == nil {
 		return Decision{}
 	}
-	code := s.HTTPStatusCode()
+	code := f.status.HTTPStatusCode()
 	d := Status(code)
-	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-		if ra, ok := find[retryAfterer](err); ok {
-			d.RetryAfter = max(ra.RetryAfter(), 0)
-		}
+	if f.retryAfter != nil && (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) {
+		d.RetryAfter = max(f.retryAfter.RetryAfter(), 0)
 	}
 	return d
 }

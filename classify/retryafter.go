@@ -17,12 +17,12 @@ import (
 // one. Anything else — empty, negative, fractional, garbage — returns
 // (0, false).
 func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
+	if d, ok := parseDelta(value); ok {
+		return d, true
+	}
 	v := strings.TrimSpace(value)
 	if v == "" {
 		return 0, false
-	}
-	if isDigits(v) {
-		return parseSeconds(v), true
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
@@ -31,13 +31,18 @@ func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	return max(t.Sub(now), 0), true
 }
 
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+// parseDelta reads delta-seconds (surrounding spaces allowed).
+func parseDelta(value string) (time.Duration, bool) {
+	v := strings.TrimSpace(value)
+	if v == "" {
+		return 0, false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
 		}
 	}
-	return true
+	return parseSeconds(v), true
 }
 
 // parseSeconds converts a string of digits to a duration, saturating.

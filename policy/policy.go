@@ -64,6 +64,10 @@ type Policy struct {
 	Idempotent bool
 	// RequireKey refuses calls that do not carry an idempotency key.
 	RequireKey bool
+	// Budget, shared by every call that uses it, can refuse a retry the rest
+	// of the policy allows. nil means no budget. Next does not consult it:
+	// the retry loop does, after Next says Continue.
+	Budget Budget
 }
 
 // Stop is the outcome of Next: Continue, or why the call must stop.
@@ -75,10 +79,11 @@ const (
 	StopPermanent                 // the classifier said the failure is not transient
 	StopNotIdempotent             // the attempt timed out; repeating it is not known to be safe
 	StopAttempts                  // MaxAttempts reached
-	StopClassLimit                // the failure's class used up its Limit of retries in a row
+	StopClassLimit                // the failure's class used up its Limit of retries in this call
 	StopWaitTooLong               // the server asked to wait longer than MaxDelay
 	StopElapsed                   // the next attempt would start after MaxElapsed
 	StopDeadline                  // the wait would outlast the context's deadline
+	StopBudget                    // the shared retry budget refused (reported by the retry loop)
 )
 
 var stopNames = [...]string{
@@ -90,6 +95,7 @@ var stopNames = [...]string{
 	StopWaitTooLong:   "wait too long",
 	StopElapsed:       "time budget exhausted",
 	StopDeadline:      "deadline too close",
+	StopBudget:        "budget exhausted",
 }
 
 // String returns a short description, e.g. "attempts exhausted".
@@ -103,13 +109,15 @@ func (s Stop) String() string {
 // State describes a call right after a failed attempt. The retry loop fills
 // it; tests can write it by hand.
 type State struct {
-	Attempt     int           // attempts made so far, the failed one included (≥ 1)
-	Elapsed     time.Duration // since the call began
-	Prev        time.Duration // the previous wait (0 before the first retry)
-	Streak      int           // failures in a row with this failure's Reason, this one included
-	Keyed       bool          // the call carries an idempotency key
-	HasDeadline bool          // the context has a deadline
-	Remaining   time.Duration // time left before that deadline, when HasDeadline
+	Attempt int           // attempts made so far, the failed one included (≥ 1)
+	Elapsed time.Duration // since the call began
+	Prev    time.Duration // the previous wait (0 before the first retry)
+	// ClassFailures counts the call's failures with this failure's Reason,
+	// this one included; the retry loop counts them for decisions with a Limit.
+	ClassFailures int
+	Keyed         bool          // the call carries an idempotency key
+	HasDeadline   bool          // the context has a deadline
+	Remaining     time.Duration // time left before that deadline, when HasDeadline
 }
 
 // Next decides what follows a failed attempt classified as d: the wait before
@@ -127,7 +135,7 @@ func (p *Policy) Next(s State, d classify.Decision, r uint64) (time.Duration, St
 		return 0, StopNotIdempotent
 	case s.Attempt >= p.Attempts():
 		return 0, StopAttempts
-	case d.Limit > 0 && s.Streak > d.Limit:
+	case d.Limit > 0 && s.ClassFailures > d.Limit:
 		return 0, StopClassLimit
 	}
 	maxDelay := p.maxDelay()

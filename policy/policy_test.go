@@ -28,9 +28,9 @@ var (
 		return classify.Decision{Verdict: classify.Retry, Reason: "x", RetryAfter: d}
 	}
 	exact    = policy.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: 100 * ms, Cap: sec}, Jitter: jitter.None{}}
-	withKey  = policy.State{Attempt: 1, Streak: 1, Keyed: true}
-	first    = policy.State{Attempt: 1, Streak: 1}
-	attempts = func(n int) policy.State { return policy.State{Attempt: n, Streak: 1} }
+	withKey  = policy.State{Attempt: 1, ClassFailures: 1, Keyed: true}
+	first    = policy.State{Attempt: 1, ClassFailures: 1}
+	attempts = func(n int) policy.State { return policy.State{Attempt: n, ClassFailures: 1} }
 )
 
 func with(p policy.Policy, f func(*policy.Policy)) policy.Policy {
@@ -60,7 +60,7 @@ func TestNext(t *testing.T) {
 		{"a timeout of keyed work is retried", exact, withKey, timeout, 0, 100 * ms, policy.Continue},
 		{"a permanent failure is reported before exhaustion", exact, attempts(5), stop, 0, 0, policy.StopPermanent},
 		{"a 500 is retried once", exact, first, http500, 0, 100 * ms, policy.Continue},
-		{"a second 500 in a row stops whatever MaxAttempts says", exact, policy.State{Attempt: 2, Streak: 2}, http500, 0, 0, policy.StopClassLimit},
+		{"a second 500 in the call stops whatever MaxAttempts says", exact, policy.State{Attempt: 2, ClassFailures: 2}, http500, 0, 0, policy.StopClassLimit},
 		{"Retry-After replaces the backoff", exact, first, after(5 * sec), 0, 5 * sec, policy.Continue},
 		{"Retry-After gets a small positive jitter", exact, first, after(5 * sec), mid, 5*sec + 250*ms, policy.Continue},
 		{"the jitter on Retry-After is at most a second", exact, first, after(20 * sec), math.MaxUint64, 21*sec - 1, policy.Continue},
@@ -68,13 +68,13 @@ func TestNext(t *testing.T) {
 		{"Retry-After above MaxDelay is returned, not slept", exact, first, after(31 * sec), 0, 31 * sec, policy.StopWaitTooLong},
 		{"Retry-After above a custom MaxDelay is returned", with(exact, func(p *policy.Policy) { p.MaxDelay = 2 * sec }), first, after(3 * sec), 0, 3 * sec, policy.StopWaitTooLong},
 		{"a backoff longer than MaxDelay is clamped", with(exact, func(p *policy.Policy) { p.MaxDelay = 150 * ms }), attempts(3), retry, 0, 150 * ms, policy.Continue},
-		{"a wait past MaxElapsed stops", with(exact, func(p *policy.Policy) { p.MaxElapsed = sec }), policy.State{Attempt: 1, Streak: 1, Elapsed: 950 * ms}, retry, 0, 100 * ms, policy.StopElapsed},
-		{"a wait that ends at MaxElapsed continues", with(exact, func(p *policy.Policy) { p.MaxElapsed = sec }), policy.State{Attempt: 1, Streak: 1, Elapsed: 900 * ms}, retry, 0, 100 * ms, policy.Continue},
-		{"a wait that would outlast the deadline stops", exact, policy.State{Attempt: 1, Streak: 1, HasDeadline: true, Remaining: 99 * ms}, retry, 0, 100 * ms, policy.StopDeadline},
-		{"a wait that ends at the deadline stops", exact, policy.State{Attempt: 1, Streak: 1, HasDeadline: true, Remaining: 100 * ms}, retry, 0, 100 * ms, policy.StopDeadline},
-		{"a wait well before the deadline continues", exact, policy.State{Attempt: 1, Streak: 1, HasDeadline: true, Remaining: sec}, retry, 0, 100 * ms, policy.Continue},
-		{"a Retry-After past the deadline stops", exact, policy.State{Attempt: 1, Streak: 1, HasDeadline: true, Remaining: sec}, after(2 * sec), 0, 2 * sec, policy.StopDeadline},
-		{"a huge elapsed time saturates instead of wrapping", with(exact, func(p *policy.Policy) { p.MaxElapsed = math.MaxInt64 - 1 }), policy.State{Attempt: 1, Streak: 1, Elapsed: math.MaxInt64 - 1}, retry, 0, 100 * ms, policy.StopElapsed},
+		{"a wait past MaxElapsed stops", with(exact, func(p *policy.Policy) { p.MaxElapsed = sec }), policy.State{Attempt: 1, ClassFailures: 1, Elapsed: 950 * ms}, retry, 0, 100 * ms, policy.StopElapsed},
+		{"a wait that ends at MaxElapsed continues", with(exact, func(p *policy.Policy) { p.MaxElapsed = sec }), policy.State{Attempt: 1, ClassFailures: 1, Elapsed: 900 * ms}, retry, 0, 100 * ms, policy.Continue},
+		{"a wait that would outlast the deadline stops", exact, policy.State{Attempt: 1, ClassFailures: 1, HasDeadline: true, Remaining: 99 * ms}, retry, 0, 100 * ms, policy.StopDeadline},
+		{"a wait that ends at the deadline stops", exact, policy.State{Attempt: 1, ClassFailures: 1, HasDeadline: true, Remaining: 100 * ms}, retry, 0, 100 * ms, policy.StopDeadline},
+		{"a wait well before the deadline continues", exact, policy.State{Attempt: 1, ClassFailures: 1, HasDeadline: true, Remaining: sec}, retry, 0, 100 * ms, policy.Continue},
+		{"a Retry-After past the deadline stops", exact, policy.State{Attempt: 1, ClassFailures: 1, HasDeadline: true, Remaining: sec}, after(2 * sec), 0, 2 * sec, policy.StopDeadline},
+		{"a huge elapsed time saturates instead of wrapping", with(exact, func(p *policy.Policy) { p.MaxElapsed = math.MaxInt64 - 1 }), policy.State{Attempt: 1, ClassFailures: 1, Elapsed: math.MaxInt64 - 1}, retry, 0, 100 * ms, policy.StopElapsed},
 		{"the zero policy makes 3 attempts", policy.Policy{}, attempts(3), retry, 0, 0, policy.StopAttempts},
 		{"the zero policy uses full jitter on 100ms", policy.Policy{}, first, retry, mid, 50 * ms, policy.Continue},
 		{"the zero policy doubles up to 10s", policy.Policy{MaxAttempts: 100}, attempts(20), retry, math.MaxUint64, 10*sec - 1, policy.Continue},
@@ -94,24 +94,24 @@ func TestTenAttemptsNeverExceedTheCap(t *testing.T) {
 	src := jitter.NewSeeded(3)
 	prev := time.Duration(0)
 	for n := 1; n < 10; n++ {
-		d, stop := p.Next(policy.State{Attempt: n, Streak: n, Prev: prev}, retry, src.Uint64())
+		d, stop := p.Next(policy.State{Attempt: n, ClassFailures: n, Prev: prev}, retry, src.Uint64())
 		require.Equal(t, policy.Continue, stop)
 		nominal := min(sec<<(n-1), 60*sec)
 		require.GreaterOrEqual(t, d, time.Duration(0))
 		require.Less(t, d, nominal, "full jitter stays below the nominal delay")
 		prev = d
 	}
-	_, stop := p.Next(policy.State{Attempt: 10, Streak: 10}, retry, 0)
+	_, stop := p.Next(policy.State{Attempt: 10, ClassFailures: 10}, retry, 0)
 	assert.Equal(t, policy.StopAttempts, stop)
 }
 
 func TestDecorrelatedJitterGetsThePreviousDelay(t *testing.T) {
 	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Constant(100 * ms), Jitter: jitter.Decorrelated{Cap: 10 * sec}}
-	d, _ := p.Next(policy.State{Attempt: 3, Streak: 3, Prev: 2 * sec}, retry, math.MaxUint64)
+	d, _ := p.Next(policy.State{Attempt: 3, ClassFailures: 3, Prev: 2 * sec}, retry, math.MaxUint64)
 	assert.InDelta(t, float64(6*sec), float64(d), float64(ms), "up to 3 × prev")
-	d, _ = p.Next(policy.State{Attempt: 3, Streak: 3, Prev: 5 * sec}, retry, math.MaxUint64)
+	d, _ = p.Next(policy.State{Attempt: 3, ClassFailures: 3, Prev: 5 * sec}, retry, math.MaxUint64)
 	assert.Equal(t, 10*sec, d, "capped by the jitter")
-	d, _ = p.Next(policy.State{Attempt: 3, Streak: 3, Prev: 20 * sec}, retry, math.MaxUint64)
+	d, _ = p.Next(policy.State{Attempt: 3, ClassFailures: 3, Prev: 20 * sec}, retry, math.MaxUint64)
 	assert.Equal(t, 10*sec, d, "capped by the jitter")
 }
 
@@ -186,6 +186,6 @@ func BenchmarkNext(b *testing.B) {
 	b.ReportAllocs()
 	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Exponential{Base: 100 * ms, Cap: 30 * sec}}
 	for i := range b.N {
-		sinkD, _ = p.Next(policy.State{Attempt: i&7 + 1, Streak: 1}, retry, uint64(i)*0x9e3779b97f4a7c15)
+		sinkD, _ = p.Next(policy.State{Attempt: i&7 + 1, ClassFailures: 1}, retry, uint64(i)*0x9e3779b97f4a7c15)
 	}
 }

@@ -1,0 +1,227 @@
+package policy_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry/policy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	success = policy.Attempt{Outcome: policy.Succeeded}
+	failure = policy.Attempt{Outcome: policy.Failed}
+	timeOut = policy.Attempt{Outcome: policy.TimedOut}
+	other   = policy.Attempt{Outcome: policy.Other}
+)
+
+func TestTokenBucketDefaults(t *testing.T) {
+	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, policy.TokenBucketState{Tokens: 500, Capacity: 500, Threshold: 250}, b.State())
+	b.Record(failure)
+	assert.Equal(t, 495.0, b.State().Tokens, "a failure costs 5")
+	b.Record(timeOut)
+	assert.Equal(t, 485.0, b.State().Tokens, "a timeout costs 10")
+	b.Record(success)
+	assert.Equal(t, 486.0, b.State().Tokens, "a success refunds 1")
+	b.Record(other)
+	assert.Equal(t, 486.0, b.State().Tokens, "a permanent failure says nothing of the dependency")
+}
+
+func TestTokenBucketStopsRetriesAtItsThresholdAndRecovers(t *testing.T) {
+	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 10, Cost: 1, Refund: 0.5})
+	require.NoError(t, err)
+	for i := range 5 {
+		assert.True(t, b.Allow(), "above the threshold after %d failures", i)
+		b.Record(failure)
+	}
+	assert.False(t, b.Allow(), "at the threshold (5 of 10)")
+	assert.False(t, b.Allow())
+	assert.Equal(t, uint64(2), b.State().Denied)
+	for range 100 {
+		b.Record(failure)
+	}
+	assert.Equal(t, 0.0, b.State().Tokens, "never below zero")
+	for range 11 {
+		b.Record(success)
+	}
+	assert.True(t, b.Allow(), "5.5 tokens after 11 successes")
+	for range 100 {
+		b.Record(success)
+	}
+	assert.Equal(t, 10.0, b.State().Tokens, "never above the capacity")
+}
+
+func TestTokenBucketConfigIsValidated(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       policy.TokenBucketConfig
+		wantErr string
+	}{
+		{"negative capacity", policy.TokenBucketConfig{Capacity: -1}, "policy.TokenBucketConfig.Capacity = -1"},
+		{"negative cost", policy.TokenBucketConfig{Cost: -5}, "policy.TokenBucketConfig.Cost = -5"},
+		{"a threshold at the capacity", policy.TokenBucketConfig{Capacity: 10, Threshold: 10}, "Threshold = 10: must be below Capacity (10)"},
+		{"an infinite refund", policy.TokenBucketConfig{Refund: 1e300}, "policy.TokenBucketConfig.Refund = 1e+300"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := policy.NewTokenBucket(tt.c)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}
+
+func TestTokenBucketIsSafeForConcurrentUse(t *testing.T) {
+	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 1000, Cost: 1, Refund: 1})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				b.Record(failure)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 200.0, b.State().Tokens, "no update lost: 800 failures of 1 token")
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func TestRatioBudgetAllowsAShareOfRecentCalls(t *testing.T) {
+	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{Percent: 0.2, Window: 10 * time.Second, MinPerSecond: -1})
+	require.NoError(t, err)
+	for range 100 {
+		b.RecordAt(t0, success)
+	}
+	b.RecordAt(t0, policy.Attempt{Retry: true, Outcome: policy.Failed}) // retries are counted by Allow, not Record
+	allowed := 0
+	for b.AllowAt(t0.Add(time.Second)) {
+		allowed++
+	}
+	assert.Equal(t, 20, allowed, "20% of 100 first attempts")
+	st := b.StateAt(t0.Add(time.Second))
+	assert.Equal(t, policy.RatioBudgetState{Calls: 100, Retries: 20, Ratio: 0.2, Left: 0, Denied: 1}, st)
+
+	later := t0.Add(11 * time.Second)
+	assert.False(t, b.AllowAt(later), "the calls left the window with the retries: nothing to take a share of")
+	for range 10 {
+		b.RecordAt(later, success)
+	}
+	assert.True(t, b.AllowAt(later), "10 new calls allow 2 retries")
+	assert.True(t, b.AllowAt(later))
+	assert.False(t, b.AllowAt(later))
+}
+
+func TestRatioBudgetKeepsAFloorForQuietClients(t *testing.T) {
+	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{MinPerSecond: 1, Window: 10 * time.Second})
+	require.NoError(t, err)
+	allowed := 0
+	for b.AllowAt(t0) {
+		allowed++
+	}
+	assert.Equal(t, 10, allowed, "1 retry a second over a 10s window, without any call")
+	assert.False(t, b.AllowAt(t0.Add(9*time.Second)), "still within the window")
+	assert.True(t, b.AllowAt(t0.Add(11*time.Second)), "the window slid past the retries")
+}
+
+func TestRatioBudgetDefaults(t *testing.T) {
+	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+	require.NoError(t, err)
+	for range 1000 {
+		b.RecordAt(t0, success)
+	}
+	assert.Equal(t, int64(300), b.StateAt(t0).Left, "20% of 1000, plus 10 a second over 10s")
+}
+
+func TestRatioBudgetNeverOverspendsUnderConcurrency(t *testing.T) {
+	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{Percent: 0.5, MinPerSecond: -1})
+	require.NoError(t, err)
+	for range 200 {
+		b.RecordAt(t0, success)
+	}
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if b.AllowAt(t0) {
+					granted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int64(100), granted.Load(), "exactly 50% of 200, whatever the interleaving")
+	assert.Equal(t, uint64(700), b.StateAt(t0).Denied)
+}
+
+func TestRatioBudgetConfigIsValidated(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       policy.RatioBudgetConfig
+		wantErr string
+	}{
+		{"a percent above one", policy.RatioBudgetConfig{Percent: 1.5}, "policy.RatioBudgetConfig.Percent = 1.5: must be in (0, 1]"},
+		{"a negative percent", policy.RatioBudgetConfig{Percent: -0.1}, "Percent = -0.1"},
+		{"a negative window", policy.RatioBudgetConfig{Window: -time.Second}, "policy.RatioBudgetConfig.Window = -1s: must be positive"},
+		{"a NaN floor", policy.RatioBudgetConfig{MinPerSecond: nan()}, "MinPerSecond = NaN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := policy.NewRatioBudget(tt.c)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}
+
+func nan() float64 { zero := 0.0; return zero / zero }
+
+func TestStopBudgetString(t *testing.T) {
+	assert.Equal(t, "budget exhausted", policy.StopBudget.String())
+}
+
+func BenchmarkBudget(b *testing.B) {
+	b.Run("token-bucket/success", func(b *testing.B) {
+		bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bucket.Record(success)
+			}
+		})
+	})
+	b.Run("token-bucket/allow", func(b *testing.B) {
+		bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bucket.Allow()
+			}
+		})
+	})
+	b.Run("ratio/first-attempt", func(b *testing.B) {
+		ratio, _ := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ratio.Record(success)
+			}
+		})
+	})
+	b.Run("ratio/first-attempt-at", func(b *testing.B) {
+		ratio, _ := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ratio.RecordAt(t0, success)
+			}
+		})
+	})
+}

@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// ratioSlices is how many slices a RatioBudget's window is cut into: the
+// window slides by a tenth of its length.
+const ratioSlices = 10
+
+// RatioBudgetConfig configures a RatioBudget. Zero fields take the defaults
+// of Finagle's RetryBudget.
+type RatioBudgetConfig struct {
+	// Percent is the share of recent first attempts that may be retried,
+	// in (0, 1]. 0 means 0.2 (Finagle: 20%).
+	Percent float64
+	// Window is how far back "recent" goes. 0 means 10s (Finagle's TTL).
+	Window time.Duration
+	// MinPerSecond is a floor of retries per second, so a client with little
+	// traffic can still retry. 0 means 10 (Finagle's minRetriesPerSec); a
+	// negative value means no floor.
+	MinPerSecond float64
+}
+
+// RatioBudget is a retry budget in the manner of Finagle's RetryBudget:
+// retries within the window may be at most Percent of the first attempts
+// within it, plus a floor of MinPerSecond retries per second.
+//
+// It counts first attempts by time, so Record reads the clock (time.Now) for
+// every call's first attempt; RecordAt and AllowAt take the time as an
+// argument. Counters are atomic, in slices of a tenth of the window.
+type RatioBudget struct {
+	percent float64
+	slice   int64 // nanoseconds per slice
+	reserve int64 // retries always available per window: the floor
+	calls   [ratioSlices]atomic.Uint64
+	retries [ratioSlices]atomic.Uint64
+	denied  atomic.Uint64
+}
+
+// NewRatioBudget returns an empty budget, or an error naming a field out of
+// range.
+func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
+	if c.Percent == 0 {
+		c.Percent = 0.2
+	}
+	if c.Window == 0 {
+		c.Window = 10 * time.Second
+	}
+	if c.MinPerSecond == 0 {
+		c.MinPerSecond = 10
+	}
+	switch {
+	case !(c.Percent > 0 && c.Percent <= 1):
+		return nil, fmt.Errorf("policy.RatioBudgetConfig.Percent = %v: must be in (0, 1]", c.Percent)
+	case c.Window < ratioSlices:
+		return nil, fmt.Errorf("policy.RatioBudgetConfig.Window = %v: must be positive", c.Window)
+	case math.IsNaN(c.MinPerSecond) || c.MinPerSecond > 1e9:
+		return nil, fmt.Errorf("policy.RatioBudgetConfig.MinPerSecond = %v: must be a number of retries per second", c.MinPerSecond)
+	}
+	return &RatioBudget{
+		percent: c.Percent,
+		slice:   int64(c.Window / ratioSlices),
+		reserve: int64(math.Max(c.MinPerSecond, 0) * c.Window.Seconds()),
+	}, nil
+}
+
+// Record counts a call's first attempt at the current time; retries are
+// counted by Allow.
+func (b *RatioBudget) Record(a Attempt) {
+	if !a.Retry {
+		b.RecordAt(time.Now(), a)
+	}
+}
+
+// RecordAt is Record at time now.
+func (b *RatioBudget) RecordAt(now time.Time, a Attempt) {
+	if !a.Retry {
+		add(&b.calls, b.epoch(now))
+	}
+}
+
+// Allow reports whether a retry fits in the budget now, and counts it if so.
+func (b *RatioBudget) Allow() bool { return b.AllowAt(time.Now()) }
+
+// AllowAt is Allow at time now. Concurrent callers never take more retries
+// than the budget holds: the retry is counted with a compare-and-swap on the
+// current slice, retried if another retry was counted meanwhile.
+func (b *RatioBudget) AllowAt(now time.Time) bool {
+	e := b.epoch(now)
+	slot := &b.retries[uint64(e)%ratioSlices]
+	for {
+		old := slot.Load()
+		if b.allowed(e)-sum(&b.retries, e) < 1 {
+			b.denied.Add(1)
+			return false
+		}
+		next := pack(e, 1)
+		if epochOf(old) == uint32(e) {
+			next = old + 1
+		}
+		if slot.CompareAndSwap(old, next) {
+			return true
+		}
+	}
+}
+
+// allowed is the number of retries the window allows: Percent of its first
+// attempts plus the floor.
+func (b *RatioBudget) allowed(e int64) int64 {
+	return int64(b.percent*float64(sum(&b.calls, e))) + b.reserve
+}
+
+func (b *RatioBudget) epoch(now time.Time) int64 { return now.UnixNano() / b.slice }
+
+// RatioBudgetState is a snapshot of a RatioBudget, for metrics.
+type RatioBudgetState struct {
+	Calls   uint64  // first attempts in the window
+	Retries uint64  // retries allowed in the window
+	Ratio   float64 // Retries / Calls; 0 without calls
+	Left    int64   // retries still available in the window
+	Denied  uint64  // retries refused since the budget was made
+}
+
+// State returns a snapshot of the budget now.
+func (b *RatioBudget) State() RatioBudgetState { return b.StateAt(time.Now()) }
+
+// StateAt returns a snapshot of the budget at time now.
+func (b *RatioBudget) StateAt(now time.Time) RatioBudgetState {
+	e := b.epoch(now)
+	s := RatioBudgetState{Calls: uint64(sum(&b.calls, e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
+	if s.Calls > 0 {
+		s.Ratio = float64(s.Retries) / float64(s.Calls)
+	}
+	s.Left = max(b.allowed(e)-int64(s.Retries), 0)
+	return s
+}
+
+// A slice counter packs the slice's epoch (high 32 bits) with its count (low
+// 32 bits), so that a stale slice is recognised and restarted atomically.
+func pack(epoch int64, n uint64) uint64 { return uint64(uint32(epoch))<<32 | n }
+
+func epochOf(v uint64) uint32 { return uint32(v >> 32) }
+
+// add counts one event in the slice of epoch e.
+func add(slots *[ratioSlices]atomic.Uint64, e int64) {
+	slot := &slots[uint64(e)%ratioSlices]
+	for {
+		old := slot.Load()
+		next := pack(e, 1)
+		if epochOf(old) == uint32(e) {
+			next = old + 1
+		}
+		if slot.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// sum counts the events of the slices within the window ending at epoch e.
+func sum(slots *[ratioSlices]atomic.Uint64, e int64) int64 {
+	var n int64
+	for i := range slots {
+		v := slots[i].Load()
+		if age := uint32(e) - epochOf(v); age < ratioSlices && v != 0 {
+			n += int64(v & math.MaxUint32)
+		}
+	}
+	return n
+}
