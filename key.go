@@ -29,6 +29,16 @@ func WithIdempotencyKey(ctx context.Context, key string) (context.Context, error
 	return context.WithValue(ctx, keyContext{}, key), nil
 }
 
+// ValidateKey reports whether key is usable as an idempotency key: non-empty,
+// valid UTF-8, at most MaxKeyLength characters and free of control
+// characters. The error is an *InvalidError naming the key (abbreviated).
+func ValidateKey(key string) error {
+	if err := validateKey(key); err != nil {
+		return &InvalidError{Name: "idempotency key", Value: abbreviate(key), Err: err}
+	}
+	return nil
+}
+
 // IdempotencyKey returns the key set by WithIdempotencyKey, if any.
 func IdempotencyKey(ctx context.Context) (string, bool) {
 	key, ok := ctx.Value(keyContext{}).(string)

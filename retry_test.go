@@ -662,3 +662,10 @@ func TestASharedRetrierIsSafeForConcurrentUse(t *testing.T) {
 		assert.Len(t, ev.list, 50*5, "3 attempts and 2 scheduled retries per call")
 	})
 }
+
+func TestValidateKey(t *testing.T) {
+	assert.NoError(t, retry.ValidateKey("run-7/step-2/3f9a"))
+	err := retry.ValidateKey(strings.Repeat("k", 300))
+	assert.ErrorIs(t, err, retry.ErrInvalid)
+	assert.Contains(t, err.Error(), "retry: idempotency key(kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk…): 300 characters: the limit is 255")
+}
