@@ -4,6 +4,7 @@ go 1.25
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -147,7 +147,7 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 // next classifies the failed attempt and decides what follows: the wait
 // before the next attempt, or the reason to stop.
 func (c *call) next(err error) (time.Duration, error) {
-	d := c.classify(err)
+	d := c.r.Classify(err)
 	c.last = d
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
 		c.record(policy.Other)
@@ -184,19 +184,22 @@ func (c *call) next(err error) (time.Duration, error) {
 	return delay, nil
 }
 
-// classify decides on a failure: an inner loop's final error is never
-// retried (retry in one layer), then a rejected result, the caller's
-// classifiers and the built-ins, then the general or strict fallback.
-func (c *call) classify(err error) classify.Decision {
+// Classify returns the decision the Retrier's loop makes about err: a
+// rejected result's own decision; Stop for an error an inner loop already
+// gave up on (retry in one layer); then the caller's classifiers and the
+// built-ins; then the general or strict fallback. A circuit breaker uses it
+// so that what opens the breaker is what the loop would retry.
+func (r *Retrier) Classify(err error) classify.Decision {
+	r = r.get()
 	if re, ok := err.(*ResultError); ok {
 		return re.Decision
 	}
 	if d := classify.Retried(err); d.Verdict != classify.NoOpinion {
 		return d
 	}
-	d := c.r.classify(err)
+	d := r.classify(err)
 	if d.Verdict == classify.NoOpinion {
-		if c.r.p.Strict {
+		if r.p.Strict {
 			return classify.Strict(err)
 		}
 		return classify.General(err)

@@ -223,8 +223,10 @@ func WithHook(f func(context.Context, Event)) Option {
 
 // WithLogger logs every scheduled retry — at INFO when the wait is 1s or
 // more, long enough for a person to notice, and at DEBUG otherwise — and
-// every give-up at INFO, with the call's context. A nil logger logs nothing,
-// as does a Retrier without this option.
+// every give-up at INFO, with the call's context; a circuit breaker's state
+// changes (WARN when it opens, INFO otherwise) and cooldowns (INFO), when
+// reported through Notify. A nil logger logs nothing, as does a Retrier
+// without this option.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {

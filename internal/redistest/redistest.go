@@ -116,6 +116,10 @@ func (s *Server) ping() error {
 	return nil
 }
 
+// Stop kills the server: a test of what a client does while its Redis is
+// unreachable. Restart brings it back.
+func (s *Server) Stop() { s.stop() }
+
 func (s *Server) stop() {
 	if s.cmd.Process != nil {
 		_ = s.cmd.Process.Kill()

@@ -1,0 +1,210 @@
+package redis_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/breaker"
+	brredis "github.com/retrykit/retry/breaker/redis"
+	"github.com/retrykit/retry/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newStore(t *testing.T, addr string, o brredis.Options) *brredis.Store {
+	t.Helper()
+	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	s, err := brredis.NewStore(client, o)
+	require.NoError(t, err)
+	return s
+}
+
+func TestStoreLocksExclusively(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newStore(t, srv.Addr, brredis.Options{LockWait: 20 * time.Millisecond})
+	b := newStore(t, srv.Addr, brredis.Options{LockWait: 20 * time.Millisecond})
+	require.NoError(t, a.Lock("m"))
+	assert.ErrorIs(t, b.Lock("m"), brredis.ErrLockBusy)
+	assert.Error(t, b.Unlock("m"), "b does not hold it")
+	require.NoError(t, a.Unlock("m"))
+	require.NoError(t, b.Lock("m"))
+	require.NoError(t, b.Unlock("m"))
+
+	var inside, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if a.Lock("shared") != nil {
+					continue
+				}
+				n := inside.Add(1)
+				most.Store(max(most.Load(), n))
+				inside.Add(-1)
+				assert.NoError(t, a.Unlock("shared"))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), most.Load(), "never two holders at once")
+}
+
+func TestAnExpiredLockIsNotReleasedByItsOldHolder(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newStore(t, srv.Addr, brredis.Options{LockTTL: 30 * time.Millisecond, LockWait: time.Millisecond})
+	b := newStore(t, srv.Addr, brredis.Options{LockTTL: time.Minute, LockWait: 200 * time.Millisecond})
+	require.NoError(t, a.Lock("m"))
+	require.NoError(t, b.Lock("m"), "a's lock expired")
+	require.NoError(t, a.Unlock("m"), "a's unlock is a no-op")
+	c := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	assert.ErrorIs(t, c.Lock("m"), brredis.ErrLockBusy, "b still holds it")
+}
+
+func TestStoreData(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv.Addr, brredis.Options{Prefix: "test:"})
+	data, err := s.GetData("k")
+	require.NoError(t, err)
+	assert.Nil(t, data)
+	require.NoError(t, s.SetData("k", []byte(`{"state":2}`)))
+	data, err = s.GetData("k")
+	require.NoError(t, err)
+	assert.Equal(t, `{"state":2}`, string(data))
+}
+
+// instance is one process of a fleet: its own Redis client, Store, Retrier
+// and Breaker, and a dependency it counts calls to.
+type instance struct {
+	b       *breaker.Breaker
+	calls   atomic.Int64
+	failing atomic.Bool
+	mu      sync.Mutex
+	changes []string
+}
+
+func (in *instance) call(context.Context) error {
+	in.calls.Add(1)
+	if in.failing.Load() {
+		return syscall.ECONNREFUSED
+	}
+	return nil
+}
+
+func (in *instance) hook(_ context.Context, e retry.Event) {
+	if e.Kind == retry.BreakerStateChanged {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.changes = append(in.changes, e.From+"→"+e.To)
+	}
+}
+
+func (in *instance) seen() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]string(nil), in.changes...)
+}
+
+var fleetSettings = breaker.Settings{
+	Name:        "llm-gateway",
+	Timeout:     200 * time.Millisecond,
+	ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 3 },
+}
+
+func newInstance(t *testing.T, addr string) *instance {
+	t.Helper()
+	return newInstanceWith(t, addr, brredis.Options{})
+}
+
+func newInstanceWith(t *testing.T, addr string, o brredis.Options) *instance {
+	t.Helper()
+	in := &instance{}
+	r, err := retry.New(retry.WithMaxAttempts(1), retry.WithHook(in.hook))
+	require.NoError(t, err)
+	in.b, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
+	require.NoError(t, err)
+	return in
+}
+
+func TestTwoInstancesOpenTogether(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newInstance(t, srv.Addr), newInstance(t, srv.Addr)
+	a.failing.Store(true)
+	for range 3 {
+		assert.ErrorIs(t, a.b.Do(t.Context(), a.call), syscall.ECONNREFUSED)
+	}
+	assert.ErrorIs(t, a.b.Do(t.Context(), a.call), breaker.ErrOpen, "a opened its breaker")
+
+	err := b.b.Do(t.Context(), b.call)
+	assert.ErrorIs(t, err, breaker.ErrOpen, "and b's is open too: it is the same breaker")
+	assert.Zero(t, b.calls.Load(), "b never called its dependency")
+	assert.Equal(t, []string{"closed→open"}, a.seen())
+	assert.Equal(t, []string{"closed→open"}, b.seen(), "b reports the change it observed")
+
+	time.Sleep(fleetSettings.Timeout + 50*time.Millisecond)
+	require.NoError(t, b.b.Do(t.Context(), b.call), "half-open: b's probe goes through and closes it")
+	require.NoError(t, a.b.Do(t.Context(), func(context.Context) error { return nil }), "closed for a as well")
+	assert.Equal(t, []string{"closed→open", "open→half-open", "half-open→closed"}, b.seen())
+	assert.Equal(t, []string{"closed→open", "open→closed"}, a.seen(), "a saw only the result")
+}
+
+func TestCallsRunConcurrentlyAcrossInstances(t *testing.T) {
+	// The distributed lock is held for the state update only, never for the
+	// call: two slow calls from two instances overlap.
+	srv := redistest.Start(t)
+	a, b := newInstance(t, srv.Addr), newInstance(t, srv.Addr)
+	var running, most atomic.Int32
+	slow := func(context.Context) error {
+		n := running.Add(1)
+		most.Store(max(most.Load(), n))
+		time.Sleep(100 * time.Millisecond)
+		running.Add(-1)
+		return nil
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, a.b.Do(t.Context(), slow)) })
+	wg.Go(func() { assert.NoError(t, b.b.Do(t.Context(), slow)) })
+	wg.Wait()
+	assert.Equal(t, int32(2), most.Load())
+}
+
+func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newInstanceWith(t, srv.Addr, brredis.Options{Recheck: 100 * time.Millisecond})
+	srv.Stop()
+	a.failing.Store(true)
+	for range 3 {
+		assert.ErrorIs(t, a.b.Do(t.Context(), a.call), syscall.ECONNREFUSED, "calls go through while Redis is down")
+	}
+	assert.ErrorIs(t, a.b.Do(t.Context(), a.call), breaker.ErrOpen, "and the local counts still protect the dependency")
+	assert.Equal(t, int64(3), a.calls.Load())
+
+	srv.Restart(t) // back, and empty: the shared state is recreated
+	time.Sleep(100 * time.Millisecond)
+	a.failing.Store(false)
+	require.NoError(t, a.b.Do(t.Context(), a.call), "Redis is asked again after Recheck")
+}
+
+func TestCircuitNeedsANameAndAReachableRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	store := newStore(t, srv.Addr, brredis.Options{})
+	_, err := breaker.New(breaker.Settings{}, nil, breaker.WithCircuit(brredis.Circuit(store)))
+	assert.ErrorContains(t, err, "needs a Name")
+	_, err = breaker.New(fleetSettings, nil, breaker.WithCircuit(brredis.Circuit(nil)))
+	assert.ErrorContains(t, err, "nil Store")
+	srv.Stop()
+	start := time.Now()
+	_, err = breaker.New(fleetSettings, nil, breaker.WithCircuit(brredis.Circuit(store)))
+	assert.Error(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second, "fails fast, not after gobreaker's 5s of lock retries")
+	_, err = brredis.NewStore(nil, brredis.Options{})
+	assert.ErrorContains(t, err, "nil client")
+	_, err = brredis.NewStore(goredis.NewClient(&goredis.Options{}), brredis.Options{LockTTL: -1})
+	assert.ErrorContains(t, err, "Options.LockTTL = -1ns")
+}
