@@ -127,3 +127,13 @@ func TestRetryInOneLayer(t *testing.T) {
 		})
 	})
 }
+
+func TestSingleAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := always(errReset)
+		st, err := retrier(t).Run(retry.SingleAttempt(t.Context()), s.op)
+		assert.Equal(t, 1, s.calls, "one attempt")
+		assert.Equal(t, error(errReset), err, "the error comes back unchanged, for the caller to judge")
+		assert.Equal(t, 1, st.Attempts)
+	})
+}

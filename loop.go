@@ -77,6 +77,15 @@ type outermostKey struct{}
 
 func nestedInOutermost(ctx context.Context) bool { return ctx.Value(outermostKey{}) != nil }
 
+// SingleAttempt returns a context with which retry loops make one attempt
+// each and return its error unchanged, for work that must not be repeated —
+// a request that is not idempotent, say — while what surrounds the loop (a
+// circuit breaker, the hooks) still sees the real failure. It is what the
+// operation of an Outermost loop receives.
+func SingleAttempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, outermostKey{}, true)
+}
+
 // errDeferred tells retry that an enclosing Outermost loop decides.
 var errDeferred = errors.New("deferred to the outermost loop")
 
@@ -120,7 +129,11 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 		c.stats.Attempts++
 		delay, reason := c.next(err)
 		if reason == errDeferred {
-			return err // one attempt; the enclosing Outermost loop classifies err
+			if st != nil {
+				c.stats.Elapsed = time.Since(c.start)
+				*st = c.stats
+			}
+			return err // one attempt; the enclosing loop, or the caller, classifies err
 		}
 		if reason != nil {
 			return c.fail(err, reason, st)

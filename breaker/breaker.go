@@ -180,20 +180,39 @@ func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error 
 // result. A rejection is turned into the fallback's answer when the Breaker
 // has a fallback for T (WithFallback).
 func Value[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, error) {
+	v, _, err := RunValue(ctx, b, op)
+	return v, err
+}
+
+// RunValue is Value that also reports the retry loop's Stats (zero for a
+// call the breaker refused outside the loop).
+func RunValue[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, retry.Stats, error) {
 	var zero T
 	switch {
 	case b == nil:
-		return zero, errors.New("breaker: nil Breaker")
+		return zero, retry.Stats{}, errors.New("breaker: nil Breaker")
 	case op == nil:
-		return zero, errors.New("breaker: nil op")
+		return zero, retry.Stats{}, errors.New("breaker: nil op")
 	}
 	var v T
+	var st retry.Stats
 	var err error
 	if b.perAttempt {
-		v, err = retry.Value(ctx, b.r, func(ctx context.Context) (T, error) { return guard(ctx, b, op) })
+		v, st, err = retry.RunValue(ctx, b.r, func(ctx context.Context) (T, error) { return guard(ctx, b, op) })
 	} else {
-		v, err = guard(ctx, b, func(ctx context.Context) (T, error) { return retry.Value(ctx, b.r, op) })
+		v, err = guard(ctx, b, func(ctx context.Context) (T, error) {
+			var err error
+			v, st, err = retry.RunValue(ctx, b.r, op)
+			return v, err
+		})
 	}
+	v, err = answer(ctx, b, v, err)
+	return v, st, err
+}
+
+// answer applies the fallback to a rejection.
+func answer[T any](ctx context.Context, b *Breaker, v T, err error) (T, error) {
+	var zero T
 	if err != nil && b.fallback != nil && isRejection(err) {
 		f, ok := b.fallback.(func(context.Context, error) (T, error))
 		if !ok {

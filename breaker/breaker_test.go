@@ -283,3 +283,25 @@ func TestAPanickingOperationCountsAsAFailure(t *testing.T) {
 	assert.Panics(t, func() { _ = b.Do(t.Context(), func(context.Context) error { panic("boom") }) })
 	assert.ErrorIs(t, b.Do(t.Context(), func(context.Context) error { return nil }), breaker.ErrOpen)
 }
+
+func TestRunValueReportsTheLoopStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, opts := range [][]breaker.Option{nil, {breaker.PerAttempt()}} {
+			b, err := breaker.New(breaker.Settings{}, retrier(t))
+			if opts != nil {
+				b, err = breaker.New(breaker.Settings{}, retrier(t), opts...)
+			}
+			require.NoError(t, err)
+			calls := 0
+			v, st, err := breaker.RunValue(t.Context(), b, func(context.Context) (int, error) {
+				if calls++; calls < 3 {
+					return 0, syscall.ECONNRESET
+				}
+				return 7, nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, 7, v)
+			assert.Equal(t, retry.Stats{Attempts: 3, Waited: 20 * ms, Elapsed: 20 * ms}, st)
+		}
+	})
+}

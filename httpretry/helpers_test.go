@@ -1,0 +1,192 @@
+package httpretry_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/jitter"
+	"github.com/stretchr/testify/require"
+)
+
+const ms = time.Millisecond
+
+// reply is one scripted answer of a test server.
+type reply struct {
+	status int
+	header http.Header
+	body   string
+	hangup bool // close the connection without answering
+}
+
+// seen is what the server received.
+type seen struct {
+	method, path, rawQuery, key, body string
+}
+
+// server answers with its script in turn (the last reply repeats), and
+// records the requests and the connections it accepted.
+type server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	script   []reply
+	requests []seen
+	conns    atomic.Int64
+}
+
+func newServer(t *testing.T, script ...reply) *server {
+	t.Helper()
+	s := &server{script: script}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *server) handle(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.requests = append(s.requests, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Idempotency-Key"), string(body)})
+	rep := s.script[min(len(s.requests), len(s.script))-1]
+	s.mu.Unlock()
+	if rep.hangup {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+		return
+	}
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rep.status)
+	io.WriteString(w, rep.body)
+}
+
+func (s *server) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+func (s *server) seen() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.requests...)
+}
+
+func retryAfter(v string) http.Header { return http.Header{"Retry-After": {v}} }
+
+// quick is a Retrier with exact 1ms waits: real HTTP, short tests.
+func quick(t *testing.T, opts ...retry.Option) *retry.Retrier {
+	t.Helper()
+	base := []retry.Option{retry.WithBackoff(backoff.Constant(ms)), retry.WithJitter(jitter.None{})}
+	r, err := retry.New(append(base, opts...)...)
+	require.NoError(t, err)
+	return r
+}
+
+func client(t *testing.T, opts ...httpretry.Option) *http.Client {
+	t.Helper()
+	c, err := httpretry.NewClient(opts...)
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// base is a transport of its own per test, so that idle connections are
+// closed at the end (goleak).
+func base(t *testing.T) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// logBuffer captures a logger's output, safely for concurrent writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// fakeRT answers from a script without a network, for tests on the fake
+// clock; it records when each request came.
+type fakeRT struct {
+	mu     sync.Mutex
+	script []reply
+	at     []time.Time
+	closed atomic.Int64 // bodies of responses closed
+}
+
+func (f *fakeRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	f.mu.Lock()
+	f.at = append(f.at, time.Now())
+	rep := f.script[min(len(f.at), len(f.script))-1]
+	f.mu.Unlock()
+	h := rep.header
+	if h == nil {
+		h = http.Header{}
+	}
+	return &http.Response{StatusCode: rep.status, Header: h, Request: req,
+		Body: &trackedBody{Reader: strings.NewReader(rep.body), closed: &f.closed}}, nil
+}
+
+func (f *fakeRT) gaps() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []time.Duration
+	for i := 1; i < len(f.at); i++ {
+		out = append(out, f.at[i].Sub(f.at[i-1]))
+	}
+	return out
+}
+
+type trackedBody struct {
+	io.Reader
+	closed *atomic.Int64
+}
+
+func (b *trackedBody) Close() error { b.closed.Add(1); return nil }
+
+func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
