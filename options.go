@@ -93,15 +93,9 @@ func durationOption(name string, d time.Duration, set func(*policy.Policy)) Opti
 // backoff.Exponential{Base: 100ms, Factor: 2, Cap: 10s}.
 func WithBackoff(b backoff.Backoff) Option {
 	return func(c *config) {
-		if b == nil {
-			c.fail(invalid("WithBackoff", nil, "must not be nil"))
+		if err := check("WithBackoff", b); err != nil {
+			c.fail(err)
 			return
-		}
-		if v, ok := b.(interface{ Validate() error }); ok {
-			if err := v.Validate(); err != nil {
-				c.fail(&InvalidError{Name: "WithBackoff", Value: b, Err: err})
-				return
-			}
 		}
 		c.p.Backoff = b
 	}
@@ -111,18 +105,25 @@ func WithBackoff(b backoff.Backoff) Option {
 // jitter.Full{}.
 func WithJitter(j jitter.Jitter) Option {
 	return func(c *config) {
-		if j == nil {
-			c.fail(invalid("WithJitter", nil, "must not be nil"))
+		if err := check("WithJitter", j); err != nil {
+			c.fail(err)
 			return
-		}
-		if v, ok := j.(interface{ Validate() error }); ok {
-			if err := v.Validate(); err != nil {
-				c.fail(&InvalidError{Name: "WithJitter", Value: j, Err: err})
-				return
-			}
 		}
 		c.p.Jitter = j
 	}
+}
+
+// check reports a nil value, or one whose Validate method fails.
+func check(name string, v any) *InvalidError {
+	if v == nil {
+		return invalid(name, nil, "must not be nil")
+	}
+	if val, ok := v.(interface{ Validate() error }); ok {
+		if err := val.Validate(); err != nil {
+			return &InvalidError{Name: name, Value: v, Err: err}
+		}
+	}
+	return nil
 }
 
 // WithRand sets the source of randomness for the jitter. The default,
