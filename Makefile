@@ -18,6 +18,12 @@ fmt:
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
-# A short run of every fuzz target.
+# A short run of every fuzz target (FUZZTIME each).
+FUZZTIME ?= 20s
 fuzz:
-	go test -run '^$$' -fuzz FuzzParseRetryAfter -fuzztime 30s ./classify
+	go test -run '^$$' -fuzz FuzzParseRetryAfter -fuzztime $(FUZZTIME) ./classify
+	go test -run '^$$' -fuzz FuzzSSE -fuzztime $(FUZZTIME) ./httpretry
+	go test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./dlq
+	for f in FuzzRecordUnmarshalBinary FuzzDecodeResponse FuzzParseKeyHeader FuzzDeriveKey FuzzProblemKind; do \
+		go test -run '^$$' -fuzz $$f -fuzztime $(FUZZTIME) ./idempotency || exit 1; \
+	done

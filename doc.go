@@ -51,20 +51,20 @@
 //
 // # Defaults
 //
-// | setting        | default                                        | option               |
-// |----------------|------------------------------------------------|----------------------|
-// | attempts       | 3 (the first and 2 retries)                    | WithMaxAttempts      |
-// | schedule       | exponential, 100ms doubling to 10s             | WithBackoff          |
-// | jitter         | full: uniform in [0, nominal)                  | WithJitter           |
-// | longest wait   | 30s; a longer Retry-After is returned          | WithMaxDelay         |
-// | time budget    | none (the context's deadline applies)          | WithMaxElapsed       |
-// | attempt limit  | none                                           | WithAttemptTimeout   |
-// | unrecognised   | retried, reported as "unclassified"            | Strict               |
-// | timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
-// | randomness     | math/rand/v2, no lock                          | WithRand             |
-// | logging        | none                                           | WithLogger           |
-// | retry budget   | none                                           | WithBudget           |
-// | retrying layer | the innermost loop                             | Outermost            |
+//	| setting        | default                                        | option               |
+//	|----------------|------------------------------------------------|----------------------|
+//	| attempts       | 3 (the first and 2 retries)                    | WithMaxAttempts      |
+//	| schedule       | exponential, 100ms doubling to 10s             | WithBackoff          |
+//	| jitter         | full: uniform in [0, nominal)                  | WithJitter           |
+//	| longest wait   | 30s; a longer Retry-After is returned          | WithMaxDelay         |
+//	| time budget    | none (the context's deadline applies)          | WithMaxElapsed       |
+//	| attempt limit  | none                                           | WithAttemptTimeout   |
+//	| unrecognised   | retried, reported as "unclassified"            | Strict               |
+//	| timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
+//	| randomness     | math/rand/v2, no lock                          | WithRand             |
+//	| logging        | none                                           | WithLogger           |
+//	| retry budget   | none                                           | WithBudget           |
+//	| retrying layer | the innermost loop                             | Outermost            |
 //
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retry/classify"
@@ -75,6 +76,7 @@ type Stats struct {
 // Failure records one failed attempt.
 type Failure struct {
 	Attempt  int               // 1-based
+	At       time.Time         // when the loop saw the failure
 	Err      error             // what the attempt returned
 	Decision classify.Decision // how it was classified
 	Delay    time.Duration     // the wait that followed it; 0 for the last
@@ -171,8 +173,13 @@ type InvalidError struct {
 	Err   error  // what is wrong with it
 }
 
-// Error returns "retry: WithMaxAttempts(0): must be at least 1".
+// Error returns "retry: WithMaxAttempts(0): must be at least 1". A name
+// qualified by its package ("dlq.NewMemory") stands for itself, without the
+// "retry: " prefix.
 func (e *InvalidError) Error() string {
+	if strings.Contains(e.Name, ".") {
+		return fmt.Sprintf("%s(%v): %v", e.Name, e.Value, e.Err)
+	}
 	return fmt.Sprintf("retry: %s(%v): %v", e.Name, e.Value, e.Err)
 }
 

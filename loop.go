@@ -162,16 +162,16 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 func (c *call) next(err error) (time.Duration, error) {
 	d := c.r.Classify(err)
 	c.last = d
+	now := time.Now()
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
 		c.record(policy.Other)
-		c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
+		c.fails(Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d})
 		return 0, context.Cause(c.ctx)
 	}
 	c.record(outcome(d))
 	if nestedInOutermost(c.ctx) {
 		return 0, errDeferred
 	}
-	now := time.Now()
 	s := policy.State{Attempt: c.stats.Attempts, Elapsed: now.Sub(c.start), Prev: c.prev}
 	if d.Limit > 0 {
 		s.ClassFailures = c.countClass(d.Reason)
@@ -187,13 +187,13 @@ func (c *call) next(err error) (time.Duration, error) {
 		stop = policy.StopBudget
 	}
 	if stop != policy.Continue {
-		c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d})
+		c.fails(Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d})
 		if d.RetryAfter > 0 && (stop == policy.StopWaitTooLong || stop == policy.StopDeadline) {
 			c.retryAfter = d.RetryAfter
 		}
 		return delay, stopErrors[stop]
 	}
-	c.fails(Failure{Attempt: c.stats.Attempts, Err: err, Decision: d, Delay: delay})
+	c.fails(Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d, Delay: delay})
 	return delay, nil
 }
 

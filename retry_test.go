@@ -97,10 +97,12 @@ func TestErrorCarriesEverything(t *testing.T) {
 		assert.Equal(t, retry.ErrExhausted, rerr.Reason)
 		assert.Equal(t, classify.ReasonUnclassified, rerr.Decision.Reason)
 		require.Len(t, rerr.Failures, 3)
+		start := rerr.Failures[0].At
 		for i, want := range []error{first, second, third} {
 			assert.Equal(t, i+1, rerr.Failures[i].Attempt)
 			assert.Same(t, want, rerr.Failures[i].Err)
 		}
+		assert.Equal(t, []time.Duration{0, 100 * ms, 300 * ms}, []time.Duration{0, rerr.Failures[1].At.Sub(start), rerr.Failures[2].At.Sub(start)}, "when each failure happened")
 		assert.Equal(t, []time.Duration{100 * ms, 200 * ms, 0}, []time.Duration{rerr.Failures[0].Delay, rerr.Failures[1].Delay, rerr.Failures[2].Delay})
 		assert.Equal(t, "retry: attempts exhausted after 3 attempt(s) in 300ms: three", err.Error())
 		assert.NotErrorIs(t, err, second, "errors.Is sees the last attempt; Failures keeps the others")

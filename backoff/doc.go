@@ -10,11 +10,11 @@
 // failed, before the second. Numbers below 1 are treated as 1. Every schedule
 // saturates at its cap instead of overflowing, however large n grows.
 //
-// | schedule    | delay after attempt n              | zero values                          |
-// |-------------|------------------------------------|--------------------------------------|
-// | Constant(d) | d                                  | Constant(0): retry at once           |
-// | Linear      | min(Cap, Base + Step*(n-1))        | Step 0: constant Base; Cap 0: no cap |
-// | Exponential | min(Cap, Base * Factor^(n-1))      | Factor 0: 2; Cap 0: no cap           |
+//	| schedule    | delay after attempt n              | zero values                          |
+//	|-------------|------------------------------------|--------------------------------------|
+//	| Constant(d) | d                                  | Constant(0): retry at once           |
+//	| Linear      | min(Cap, Base + Step*(n-1))        | Step 0: constant Base; Cap 0: no cap |
+//	| Exponential | min(Cap, Base * Factor^(n-1))      | Factor 0: 2; Cap 0: no cap           |
 //
 // "No cap" means the schedule saturates at the largest time.Duration; the retry
 // policy's MaxDelay still bounds every wait the retry loop sleeps.

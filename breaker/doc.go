@@ -27,13 +27,13 @@
 //
 // # Defaults
 //
-// | setting     | zero value means                                                 |
-// |-------------|------------------------------------------------------------------|
-// | MaxRequests | 1 probe while half-open; that many successes close the breaker   |
-// | Interval    | counts are cleared only when the state changes                   |
-// | Timeout     | 60s open before going half-open (gobreaker's default)            |
-// | ReadyToTrip | open after more than 5 consecutive failures (gobreaker's default) |
-// | placement   | outside the retry loop                                           |
+//	| setting     | zero value means                                                 |
+//	|-------------|------------------------------------------------------------------|
+//	| MaxRequests | 1 probe while half-open; that many successes close the breaker   |
+//	| Interval    | counts are cleared only when the state changes                   |
+//	| Timeout     | 60s open before going half-open (gobreaker's default)            |
+//	| ReadyToTrip | open after more than 5 consecutive failures (gobreaker's default) |
+//	| placement   | outside the retry loop                                           |
 //
 // Cooldowns, keyed by (host, model) or any comparable key, remember a 503 with
 // Retry-After: later calls for that key fail locally, with a *CooldownError

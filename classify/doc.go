@@ -14,23 +14,23 @@
 //
 // Default recognises the whole table of the source documents:
 //
-// | failure                                              | decision                               |
-// |------------------------------------------------------|----------------------------------------|
-// | ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
-// | Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
-// | context.Canceled                                     | stop: the caller gave up               |
-// | ErrUpstream: a gateway's "upstream error" (502)      | stop: the server already retried;      |
-// |                                                      | opt in to one extra attempt with       |
-// |                                                      | UpstreamOnce                           |
-// | HTTP 429, 503                                        | retry, after Retry-After when present  |
-// | HTTP 502, 504                                        | retry                                  |
-// | HTTP 500 and unlisted 5xx                            | retry once per call (Limit 1)          |
-// | HTTP 501, 505, 506, 508, 510, 511                    | stop: the server cannot do it          |
-// | every other HTTP 4xx (400, 401, 403, 404, 409, …)    | stop: the request is wrong             |
-// | ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,       | retry                                  |
-// | ENETUNREACH, EHOSTUNREACH, a hang-up (unexpected     |                                        |
-// | EOF, or EOF in an HTTP client error), temporary DNS  |                                        |
-// | timeouts (Timeout() == true, DeadlineExceeded, …)    | retry, marked Timeout                  |
+//	| failure                                              | decision                               |
+//	|------------------------------------------------------|----------------------------------------|
+//	| ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
+//	| Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
+//	| context.Canceled                                     | stop: the caller gave up               |
+//	| ErrUpstream: a gateway's "upstream error" (502)      | stop: the server already retried;      |
+//	|                                                      | opt in to one extra attempt with       |
+//	|                                                      | UpstreamOnce                           |
+//	| HTTP 429, 503                                        | retry, after Retry-After when present  |
+//	| HTTP 502, 504                                        | retry                                  |
+//	| HTTP 500 and unlisted 5xx                            | retry once per call (Limit 1)          |
+//	| HTTP 501, 505, 506, 508, 510, 511                    | stop: the server cannot do it          |
+//	| every other HTTP 4xx (400, 401, 403, 404, 409, …)    | stop: the request is wrong             |
+//	| ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,       | retry                                  |
+//	| ENETUNREACH, EHOSTUNREACH, a hang-up (unexpected     |                                        |
+//	| EOF, or EOF in an HTTP client error), temporary DNS  |                                        |
+//	| timeouts (Timeout() == true, DeadlineExceeded, …)    | retry, marked Timeout                  |
 //
 // HTTP errors are recognised by the method HTTPStatusCode() int (StatusError
 // has it, as do the AWS SDK's response errors) and Retry-After by the method

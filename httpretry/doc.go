@@ -28,12 +28,12 @@
 // bodies; URLs appear without their user information and with every query
 // value replaced by "REDACTED".
 //
-// | setting        | default                                              |
-// |----------------|------------------------------------------------------|
-// | base transport | http.DefaultTransport                                |
-// | Retrier        | retry.New() with its defaults                        |
-// | DrainLimit     | 64 KiB read from a discarded body before closing it  |
-// | breakers       | none                                                 |
-// | cooldowns      | none                                                 |
-// | model          | "" (one breaker and cooldown per host)               |
+//	| setting        | default                                              |
+//	|----------------|------------------------------------------------------|
+//	| base transport | http.DefaultTransport                                |
+//	| Retrier        | retry.New() with its defaults                        |
+//	| DrainLimit     | 64 KiB read from a discarded body before closing it  |
+//	| breakers       | none                                                 |
+//	| cooldowns      | none                                                 |
+//	| model          | "" (one breaker and cooldown per host)               |
 package httpretry

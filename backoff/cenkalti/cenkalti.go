@@ -59,11 +59,11 @@ func (s *Stateful) Reset() {
 
 // From converts a v4 BackOff into a schedule and a jitter:
 //
-// | v4 type              | schedule                                              | jitter                          |
-// |----------------------|-------------------------------------------------------|---------------------------------|
-// | *ExponentialBackOff  | Exponential{InitialInterval, Multiplier, MaxInterval} | Proportional(RandomizationFactor) |
-// | *ConstantBackOff     | Constant(Interval)                                    | None                            |
-// | *ZeroBackOff         | Constant(0)                                           | None                            |
+//	| v4 type              | schedule                                              | jitter                          |
+//	|----------------------|-------------------------------------------------------|---------------------------------|
+//	| *ExponentialBackOff  | Exponential{InitialInterval, Multiplier, MaxInterval} | Proportional(RandomizationFactor) |
+//	| *ConstantBackOff     | Constant(Interval)                                    | None                            |
+//	| *ZeroBackOff         | Constant(0)                                           | None                            |
 //
 // Other types — *StopBackOff, and the wrappers whose state v4 keeps private —
 // return an error that says what to use instead, as does a configuration that

@@ -10,13 +10,13 @@
 // outcome through the distributed breaker (a GET, the lock, a SET, the
 // unlock). The lock is held for two round trips, never for the call.
 //
-// | setting        | default | meaning                                                       |
-// |----------------|---------|---------------------------------------------------------------|
-// | Prefix         | ""      | prepended to every key (gobreaker's keys are gobreaker:*)     |
-// | LockTTL        | 2s      | a crashed holder's lock expires after this                    |
-// | LockWait       | 100ms   | how long Lock spins (1ms, then up to 10ms apart) before busy  |
-// | OpTimeout      | 1s      | deadline of each Redis command                                |
-// | Recheck        | 1s      | after Redis failed, how long to count locally before retrying |
+//	| setting        | default | meaning                                                       |
+//	|----------------|---------|---------------------------------------------------------------|
+//	| Prefix         | ""      | prepended to every key (gobreaker's keys are gobreaker:*)     |
+//	| LockTTL        | 2s      | a crashed holder's lock expires after this                    |
+//	| LockWait       | 100ms   | how long Lock spins (1ms, then up to 10ms apart) before busy  |
+//	| OpTimeout      | 1s      | deadline of each Redis command                                |
+//	| Recheck        | 1s      | after Redis failed, how long to count locally before retrying |
 //
 // What it cannot do: while half-open, each instance lets MaxRequests probes
 // through, so a fleet of n instances may send n × MaxRequests probes. If Redis

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/retrykit/retry/dlq"
+	dlqredis "github.com/retrykit/retry/dlq/redis"
+)
+
+func stats(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("dlq stats", e.globals, e.errw)
+	window := fs.Duration("window", time.Hour, "the span over which growth is counted")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *window <= 0 {
+		return fmt.Errorf("%w: --window %v: must be positive", errUsage, *window)
+	}
+	q, closeQ, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeQ()
+	letters, err := q.List(ctx, dlq.Filter{})
+	if err != nil {
+		return err
+	}
+	s := summarize(letters, e.now, *window)
+	if e.json {
+		return writeJSON(e.out, s)
+	}
+	return s.print(e.out)
+}
+
+func ls(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("dlq ls", e.globals, e.errw)
+	var ff filterFlags
+	ff.register(fs, false)
+	limit := fs.Int("limit", 0, "at most this many letters, the oldest (0: all)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	q, closeQ, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeQ()
+	f, err := ff.filter(e.now)
+	if err != nil {
+		return err
+	}
+	f.Limit = *limit
+	letters, err := q.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.out, nonNil(letters))
+	}
+	return printLetters(e.out, letters)
+}
+
+func show(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("dlq show", e.globals, e.errw)
+	if err := parse(fs, args, 1); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: show needs a letter id", errUsage)
+	}
+	q, closeQ, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeQ()
+	l, err := q.Get(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.out, l)
+	}
+	return printLetter(e.out, l)
+}
+
+func replay(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("dlq replay", e.globals, e.errw)
+	var sel filterFlags
+	fs.Var(&sel.ids, "id", "replay this letter (repeatable)")
+	fs.StringVar(&sel.group, "group", "", "replay the letters of this root-cause group (see stats)")
+	fs.BoolVar(&sel.all, "all", false, "replay every letter")
+	dry := fs.Bool("dry-run", false, "only say which letters would be replayed")
+	command := fs.String("exec", "", "enqueue through this shell command (payload on stdin); the default for Redis is the job's source list")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if n := btoi(len(sel.ids) > 0) + btoi(sel.group != "") + btoi(sel.all); n != 1 {
+		return fmt.Errorf("%w: replay needs one of --id, --group or --all", errUsage)
+	}
+	q, closeQ, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeQ()
+	f, _ := sel.filter(e.now)
+	if *dry {
+		return e.dryRun(ctx, q, f, "replay")
+	}
+	to, err := target(q, *command, e)
+	if err != nil {
+		return err
+	}
+	rep, err := dlq.Replay(ctx, q, f, to)
+	if e.json {
+		if jerr := writeJSON(e.out, replayJSON(rep)); jerr != nil {
+			return jerr
+		}
+	} else {
+		printReplay(e.out, rep)
+	}
+	if err != nil && len(rep.Failed) > 0 {
+		return fmt.Errorf("%d letters not replayed, and kept", len(rep.Failed))
+	}
+	return err
+}
+
+// target is where replayed jobs go: the command, or Redis's source lists.
+func target(q dlq.Queue, command string, e *env) (dlq.Enqueuer, error) {
+	if command != "" {
+		return execEnqueuer{command: command, stderr: e.errw}, nil
+	}
+	if rq, ok := q.(*dlqredis.Queue); ok {
+		return rq.ToSource(), nil
+	}
+	return nil, fmt.Errorf("%w: a SQLite queue knows no source queue: give --exec CMD to enqueue each job", errUsage)
+}
+
+func purge(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("dlq purge", e.globals, e.errw)
+	var ff filterFlags
+	ff.register(fs, true)
+	dry := fs.Bool("dry-run", false, "only say which letters would be purged")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if ff.all == ff.selects() {
+		return fmt.Errorf("%w: purge needs --all, or a selection (--id, --group, --source, --since, …), not both", errUsage)
+	}
+	q, closeQ, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeQ()
+	f, err := ff.filter(e.now)
+	if err != nil {
+		return err
+	}
+	if *dry {
+		return e.dryRun(ctx, q, f, "purge")
+	}
+	n, err := q.Purge(ctx, f)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.out, map[string]int{"purged": n})
+	}
+	fmt.Fprintf(e.out, "purged %d letters\n", n)
+	return nil
+}
+
+// dryRun lists what a replay or purge would take.
+func (e *env) dryRun(ctx context.Context, q dlq.Queue, f dlq.Filter, verb string) error {
+	letters, err := q.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		ids := []string{}
+		for _, l := range letters {
+			ids = append(ids, l.ID)
+		}
+		return writeJSON(e.out, map[string]any{"dry_run": true, "selected": ids})
+	}
+	fmt.Fprintf(e.out, "would %s %d letters:\n", verb, len(letters))
+	return printLetters(e.out, letters)
+}
+
+// summary is what stats prints.
+type summary struct {
+	Count    int            `json:"count"`
+	Window   string         `json:"window"`
+	Growth   int            `json:"growth"`
+	Oldest   *time.Time     `json:"oldest,omitempty"`
+	Newest   *time.Time     `json:"newest,omitempty"`
+	ByReason map[string]int `json:"by_reason"`
+	BySource map[string]int `json:"by_source"`
+	Groups   []groupJSON    `json:"groups"`
+}
+
+type groupJSON struct {
+	ID           string    `json:"id"`
+	Count        int       `json:"count"`
+	Class        string    `json:"class"`
+	Signature    string    `json:"signature"`
+	FirstSeen    time.Time `json:"first_seen"`
+	LastSeen     time.Time `json:"last_seen"`
+	ExampleID    string    `json:"example_id"`
+	ExampleError string    `json:"example_error"`
+}
+
+func summarize(letters []dlq.Letter, now time.Time, window time.Duration) summary {
+	s := summary{Count: len(letters), Window: window.String(), ByReason: map[string]int{}, BySource: map[string]int{}, Groups: []groupJSON{}}
+	for _, l := range letters {
+		s.ByReason[string(l.Reason)]++
+		s.BySource[l.Job.Source]++
+		if !l.LastFailure.Before(now.Add(-window)) {
+			s.Growth++
+		}
+		if s.Oldest == nil || l.LastFailure.Before(*s.Oldest) {
+			s.Oldest = &l.LastFailure
+		}
+		if s.Newest == nil || l.LastFailure.After(*s.Newest) {
+			s.Newest = &l.LastFailure
+		}
+	}
+	for _, g := range dlq.GroupLetters(letters) {
+		s.Groups = append(s.Groups, groupJSON{ID: g.ID, Count: g.Count, Class: g.Class, Signature: g.Signature,
+			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, ExampleID: g.Example.ID, ExampleError: g.Example.Last.Error})
+	}
+	return s
+}
+
+type replayOut struct {
+	Replayed []string          `json:"replayed"`
+	Skipped  []string          `json:"skipped"`
+	Failed   map[string]string `json:"failed"`
+}
+
+func replayJSON(rep dlq.ReplayReport) replayOut {
+	out := replayOut{Replayed: nonNil(rep.Replayed), Skipped: nonNil(rep.Skipped), Failed: map[string]string{}}
+	for _, id := range slices.Sorted(maps.Keys(rep.Failed)) {
+		out.Failed[id] = rep.Failed[id].Error()
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,87 @@
+// Package dlq is a dead letter queue that works as a diagnosis tool, not a
+// cemetery: a job that exhausted its retries is stored with every attempt's
+// error, classification and wait; the queue alerts when it grows; letters
+// are grouped by root cause; and after a fix they are replayed, attempts
+// reset, each exactly once.
+//
+//	err := dlq.Do(ctx, retrier, queue, dlq.Job{ID: msg.ID, Source: "llm-jobs", Payload: msg.Body},
+//		func(ctx context.Context) error { return process(ctx, msg) })
+//	var dead *dlq.DeadLetteredError
+//	switch {
+//	case err == nil, errors.As(err, &dead):
+//		msg.Ack() // done, or safe in the dead letter queue (dead.ID)
+//	default:
+//		msg.Nack() // cancelled, or the letter could not be stored: redeliver
+//	}
+//
+// # Letters
+//
+// A Letter holds the Job (id, source queue, payload, metadata), why it was
+// dead-lettered (a Reason per retry sentinel: max-attempts, elapsed,
+// budget, permanent, …), the attempts, waits, first and last failure times,
+// the last error and every attempt's error with its classification and the
+// wait that followed. Its ID is derived from the job's source and id, so
+// dead-lettering a redelivered job twice stores one letter.
+//
+// # Queues
+//
+// Queue is the interface; Memory is the embedded, bounded implementation.
+// Durable ones are nested modules, so that importing this package brings in
+// no driver: github.com/retrykit/retry/dlq/sqlite (one machine, pure-Go
+// SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the
+// conformance suite in package queuetest. Monitor wraps any Queue with
+// alerts; GroupLetters groups letters by root cause; Replay sends selected
+// letters back to an Enqueuer. The cmd/dlq tool operates the durable queues.
+//
+// # Encoding
+//
+// Encode writes a letter as one JSON object, version 1 (EncodingVersion), so
+// that an operator can read it with sqlite3's or Redis's JSON functions:
+//
+//	{"v":1, "id":"<16 hex>", "reason":"max-attempts", "attempts":3,
+//	 "job":{"id":"…", "source":"…", "payload":"<base64>", "metadata":{…}},
+//	 "waited_ns":0, "elapsed_ns":0, "retry_after_ns":0,
+//	 "first_failure":"<RFC 3339, UTC>", "last_failure":"<RFC 3339, UTC>",
+//	 "last":<failure>, "failures":[<failure>, …]}
+//
+// where a failure is {"attempt":1, "type":"<Go type>", "error":"…",
+// "verdict":"retry"|"stop"|"no opinion", "class":"http 503",
+// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
+// are integer nanoseconds. Fields may be added within a version (readers
+// ignore unknown fields); any other change bumps the version. Decode refuses
+// another version (ErrVersion) and anything that is not a valid letter
+// (ErrCorrupt), and never panics.
+//
+// # Root causes
+//
+// A letter's Signature is its last error's innermost Go type, its class
+// and its message normalised by Normalize (timestamps, UUIDs, e-mail and IP
+// addresses, hex ids, tokens and numbers replaced by placeholders); its
+// Group is a short hash of it. "timeout after 3012ms on 10.0.0.7" and
+// "timeout after 998ms on 10.0.0.9" are one group, an HTTP 401 another.
+//
+// # Alerts
+//
+// An Alerter observes (time, count) pairs and reports each crossing of a
+// threshold, up (firing) and back down (resolved) — once per crossing, not
+// once per letter. Growth is the count minus the lowest count seen within
+// the window. A Monitor feeds it after every change of the queue it wraps
+// (or every interval, with Watch) and delivers alerts to a hook and to slog.
+//
+// # Defaults
+//
+//	| setting                    | default                                         | change with                  |
+//	|----------------------------|-------------------------------------------------|------------------------------|
+//	| Memory bound               | 10,000 letters; beyond, Put fails with ErrFull  | NewMemory(limit)             |
+//	| size alert                 | more than 10 letters                            | Thresholds.Size (Off)        |
+//	| growth alert               | more than 10 new letters within 1h              | Thresholds.Growth, .Window   |
+//	| growth resolution          | 1/60 of the window                              | —                            |
+//	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorOptions.Logger, .Hook |
+//	| groups attached to alerts  | the 5 largest                                   | —                            |
+//	| encoding                   | JSON, version 1                                 | —                            |
+//	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                            |
+//	| group id                   | 12 hex digits of SHA-256(signature)             | —                            |
+//	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                            |
+//	| error message kept         | 4096 bytes                                      | —                            |
+//	| dead-lettered on           | every retry give-up; not the context's cause    | —                            |
+package dlq

@@ -1,0 +1,181 @@
+package dlq
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/retrykit/retry/classify"
+)
+
+// EncodingVersion is the version of the letter encoding that Encode writes
+// and Decode reads. A record of another version is refused with ErrVersion.
+const EncodingVersion = 1
+
+// wireLetter is encoding version 1, field by field (see the package
+// documentation). Durations are integer nanoseconds, times RFC 3339 in UTC,
+// the payload base64.
+type wireLetter struct {
+	V            int           `json:"v"`
+	ID           string        `json:"id"`
+	Job          wireJob       `json:"job"`
+	Reason       string        `json:"reason"`
+	Attempts     int           `json:"attempts"`
+	WaitedNS     int64         `json:"waited_ns"`
+	ElapsedNS    int64         `json:"elapsed_ns"`
+	RetryAfterNS int64         `json:"retry_after_ns"`
+	FirstFailure time.Time     `json:"first_failure"`
+	LastFailure  time.Time     `json:"last_failure"`
+	Last         wireFailure   `json:"last"`
+	Failures     []wireFailure `json:"failures"`
+}
+
+type wireJob struct {
+	ID       string            `json:"id"`
+	Source   string            `json:"source"`
+	Payload  []byte            `json:"payload"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+type wireFailure struct {
+	Attempt      int    `json:"attempt"`
+	Type         string `json:"type"`
+	Error        string `json:"error"`
+	Verdict      string `json:"verdict"`
+	Class        string `json:"class"`
+	RetryAfterNS int64  `json:"retry_after_ns"`
+	Limit        int    `json:"limit"`
+	Timeout      bool   `json:"timeout"`
+	DelayNS      int64  `json:"delay_ns"`
+}
+
+// Encode returns l in the current encoding (EncodingVersion): one JSON
+// object, readable by people and by SQLite's and Redis's JSON functions.
+// It refuses a letter that Validate refuses.
+func Encode(l Letter) ([]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	w := wireLetter{
+		V: EncodingVersion, ID: l.ID, Reason: string(l.Reason), Attempts: l.Attempts,
+		Job:      wireJob{ID: l.Job.ID, Source: l.Job.Source, Payload: l.Job.Payload, Metadata: l.Job.Metadata},
+		WaitedNS: int64(l.Waited), ElapsedNS: int64(l.Elapsed), RetryAfterNS: int64(l.RetryAfter),
+		FirstFailure: l.FirstFailure.UTC(), LastFailure: l.LastFailure.UTC(),
+		Last: toWire(l.Last), Failures: make([]wireFailure, len(l.Failures)),
+	}
+	for i, f := range l.Failures {
+		w.Failures[i] = toWire(f)
+	}
+	return json.Marshal(w)
+}
+
+func toWire(f Failure) wireFailure {
+	return wireFailure{
+		Attempt: f.Attempt, Type: f.Type, Error: f.Error,
+		Verdict: f.Decision.Verdict.String(), Class: f.Decision.Reason,
+		RetryAfterNS: int64(f.Decision.RetryAfter), Limit: f.Decision.Limit,
+		Timeout: f.Decision.Timeout, DelayNS: int64(f.Delay),
+	}
+}
+
+// Decode reads a letter written by Encode. A record of another version fails
+// with ErrVersion; anything else that is not a valid letter — not JSON,
+// fields of the wrong type, an id that does not match its job, a negative
+// count — fails with ErrCorrupt. It never panics.
+func Decode(b []byte) (Letter, error) {
+	var head struct {
+		V *json.Number `json:"v"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return Letter{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if head.V == nil {
+		return Letter{}, fmt.Errorf("%w: no version", ErrCorrupt)
+	}
+	if v, err := head.V.Int64(); err != nil || v != EncodingVersion {
+		return Letter{}, fmt.Errorf("%w: version %s, want %d", ErrVersion, head.V, EncodingVersion)
+	}
+	var w wireLetter
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Letter{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	l, err := fromWire(w)
+	if err != nil {
+		return Letter{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return l, nil
+}
+
+func fromWire(w wireLetter) (Letter, error) {
+	l := Letter{
+		ID: w.ID, Reason: Reason(w.Reason), Attempts: w.Attempts,
+		Job:    Job{ID: w.Job.ID, Source: w.Job.Source, Payload: w.Job.Payload, Metadata: w.Job.Metadata},
+		Waited: time.Duration(w.WaitedNS), Elapsed: time.Duration(w.ElapsedNS), RetryAfter: time.Duration(w.RetryAfterNS),
+		FirstFailure: w.FirstFailure.UTC(), LastFailure: w.LastFailure.UTC(),
+	}
+	var err error
+	if l.Last, err = fromWireFailure(w.Last); err != nil {
+		return Letter{}, err
+	}
+	for _, wf := range w.Failures {
+		f, err := fromWireFailure(wf)
+		if err != nil {
+			return Letter{}, err
+		}
+		l.Failures = append(l.Failures, f)
+	}
+	l = canonical(l)
+	return l, l.Validate()
+}
+
+func fromWireFailure(w wireFailure) (Failure, error) {
+	v, ok := parseVerdict(w.Verdict)
+	if !ok {
+		return Failure{}, fmt.Errorf("unknown verdict %q", w.Verdict)
+	}
+	return Failure{
+		Attempt: w.Attempt, Type: w.Type, Error: w.Error, Delay: time.Duration(w.DelayNS),
+		Decision: classify.Decision{Verdict: v, Reason: w.Class, RetryAfter: time.Duration(w.RetryAfterNS),
+			Limit: w.Limit, Timeout: w.Timeout},
+	}, nil
+}
+
+func parseVerdict(s string) (classify.Verdict, bool) {
+	for _, v := range []classify.Verdict{classify.NoOpinion, classify.Retry, classify.Stop} {
+		if v.String() == s {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// canonical gives a letter the form that a round trip through the encoding
+// gives it: times in UTC without a monotonic reading, empty slices and maps
+// nil.
+func canonical(l Letter) Letter {
+	l.FirstFailure, l.LastFailure = l.FirstFailure.UTC(), l.LastFailure.UTC()
+	if len(l.Job.Payload) == 0 {
+		l.Job.Payload = nil
+	}
+	if len(l.Job.Metadata) == 0 {
+		l.Job.Metadata = nil
+	}
+	if len(l.Failures) == 0 {
+		l.Failures = nil
+	}
+	return l
+}
+
+// MarshalJSON encodes l with Encode, so that a letter inside any JSON
+// document has the documented, versioned form.
+func (l Letter) MarshalJSON() ([]byte, error) { return Encode(l) }
+
+// UnmarshalJSON decodes l with Decode.
+func (l *Letter) UnmarshalJSON(b []byte) error {
+	d, err := Decode(b)
+	if err != nil {
+		return err
+	}
+	*l = d
+	return nil
+}

@@ -1,0 +1,246 @@
+package dlq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/dlq"
+)
+
+func ExampleDo() {
+	r, _ := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	q := new(dlq.Memory)
+	job := dlq.Job{ID: "msg-1", Source: "llm-jobs", Payload: []byte(`{"prompt":"hi"}`)}
+	process := func(context.Context) error { return &classify.StatusError{Code: http.StatusServiceUnavailable} }
+
+	for range 2 { // the message is redelivered: still one letter
+		err := dlq.Do(context.Background(), r, q, job, process)
+		var dead *dlq.DeadLetteredError
+		var rerr *retry.Error
+		if errors.As(err, &dead) && errors.As(err, &rerr) {
+			fmt.Println(dead.ID, dead.Reason, dead.Duplicate, rerr.Attempts) // acknowledge the message
+		}
+	}
+	n, _ := q.Count(context.Background(), dlq.Filter{})
+	fmt.Println(n, "letter")
+	// Output:
+	// 9fa6dc9bdf55e27c max-attempts false 3
+	// 9fa6dc9bdf55e27c max-attempts true 3
+	// 1 letter
+}
+
+func ExampleRecord() {
+	q := new(dlq.Memory)
+	job := dlq.Job{ID: "7", Source: "emails"}
+	err := retry.Do(context.Background(), func(context.Context) error {
+		return &classify.StatusError{Code: http.StatusUnauthorized}
+	})
+	err = dlq.Record(context.Background(), q, job, err)
+	fmt.Println(errors.Is(err, dlq.ErrDeadLettered), errors.Is(err, retry.ErrPermanent))
+
+	l, _ := q.Get(context.Background(), dlq.LetterID("emails", "7"))
+	fmt.Println(l.Reason, l.Attempts, l.Last.Type, l.Last.Error, l.Last.Decision)
+	// Output:
+	// true true
+	// permanent 1 *classify.StatusError http 401 Unauthorized stop (http 4xx)
+}
+
+func ExampleNewLetter() {
+	failed := fmt.Errorf("dial: %w", errors.New("timeout after 3012ms on 10.0.0.7"))
+	l, ok := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, failed, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	fmt.Println(ok, l.ID, l.Reason, l.Attempts, l.LastFailure)
+	fmt.Println(l.Signature())
+	// Output:
+	// true baabc1e43114f0a6 failed 1 2026-11-29 10:00:00 +0000 UTC
+	// *errors.errorString [unclassified] dial: timeout after <n>ms on <addr>
+}
+
+func ExampleLetterID() {
+	fmt.Println(dlq.LetterID("llm-jobs", "7"))
+	// Output: baabc1e43114f0a6
+}
+
+func ExampleNormalize() {
+	fmt.Println(dlq.Normalize("timeout after 3012ms on 10.0.0.7"))
+	fmt.Println(dlq.Normalize("timeout after 998ms on 10.0.0.9"))
+	fmt.Println(dlq.Normalize("job 123e4567-e89b-12d3-a456-426614174000 expired at 2026-11-29T10:06:00Z"))
+	// Output:
+	// timeout after <n>ms on <addr>
+	// timeout after <n>ms on <addr>
+	// job <uuid> expired at <time>
+}
+
+func ExampleGroupLetters() {
+	var letters []dlq.Letter
+	for i, err := range []error{
+		errors.New("timeout after 3012ms on 10.0.0.7"),
+		&classify.StatusError{Code: http.StatusUnauthorized},
+		errors.New("timeout after 998ms on 10.0.0.9"),
+	} {
+		l, _ := dlq.NewLetter(dlq.Job{ID: fmt.Sprint(i), Source: "llm-jobs"}, err, time.Unix(int64(i), 0))
+		letters = append(letters, l)
+	}
+	for _, g := range dlq.GroupLetters(letters) {
+		fmt.Println(g.Count, g.Signature)
+	}
+	// Output:
+	// 2 *errors.errorString [unclassified] timeout after <n>ms on <addr>
+	// 1 *classify.StatusError [http 4xx] http <n> Unauthorized
+}
+
+func ExampleReplay() {
+	ctx := context.Background()
+	q := new(dlq.Memory)
+	for _, id := range []string{"1", "2"} {
+		dlq.Record(ctx, q, dlq.Job{ID: id, Source: "llm-jobs", Payload: []byte("job " + id)}, errors.New("model overloaded"))
+	}
+	// After the fix: send every letter back to the work queue.
+	enqueue := dlq.EnqueueFunc(func(ctx context.Context, job dlq.Job) error {
+		fmt.Printf("enqueue %s: %s\n", job.ID, job.Payload)
+		return nil
+	})
+	rep, err := dlq.Replay(ctx, q, dlq.Filter{}, enqueue)
+	n, _ := q.Count(ctx, dlq.Filter{})
+	fmt.Println(len(rep.Replayed), err, n)
+	// Output:
+	// enqueue 1: job 1
+	// enqueue 2: job 2
+	// 2 <nil> 0
+}
+
+func ExampleMemory() {
+	ctx := context.Background()
+	var q dlq.Memory // the zero Memory holds up to 10,000 letters
+	dlq.Record(ctx, &q, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("boom"))
+	dlq.Record(ctx, &q, dlq.Job{ID: "2", Source: "emails"}, errors.New("boom"))
+
+	ls, _ := q.List(ctx, dlq.Filter{Source: "emails"})
+	for _, l := range ls {
+		fmt.Println(l.Job.Source, l.Job.ID, l.Last.Error)
+	}
+	// Output: emails 2 boom
+}
+
+func ExampleAlerter_Observe() {
+	a, _ := dlq.NewAlerter(dlq.Thresholds{}) // more than 10 letters, or 10 new within an hour
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	for count := range 15 {
+		for _, alert := range a.Observe(now.Add(time.Duration(count)*time.Minute), count) {
+			fmt.Println(alert)
+		}
+	}
+	for _, alert := range a.Observe(now.Add(3*time.Hour), 2) {
+		fmt.Println(alert)
+	}
+	// Output:
+	// dead letter queue holds 11 letters (more than 10)
+	// dead letter queue grew by 11 letters within 1h0m0s (more than 10)
+	// dead letter queue back to 2 letters (at most 10)
+	// dead letter queue growth back to 0 letters within 1h0m0s (at most 10)
+}
+
+func ExampleNewMonitor() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || len(groups) > 0 { // no time, no causes: a stable output
+
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
+		Hook: func(_ context.Context, a dlq.Alert) {
+			fmt.Printf("page the team: %v; top cause %q\n", a, a.Groups[0].Signature)
+		},
+		Logger: logger,
+	})
+	m.Check(context.Background()) // the baseline of growth: 0 letters
+	for i := range 4 {
+		dlq.Record(context.Background(), m, dlq.Job{ID: fmt.Sprint(i), Source: "llm-jobs"}, errors.New("model overloaded"))
+	}
+	// Output:
+	// page the team: dead letter queue holds 3 letters (more than 2); top cause "*errors.errorString [unclassified] model overloaded"
+	// level=WARN msg="dead letter queue alert" alert=size summary="dead letter queue holds 3 letters (more than 2)" count=3 growth=3 threshold=2 window=1h0m0s
+}
+
+func ExampleEncode() {
+	l, _ := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, errors.New("boom"), time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	b, _ := dlq.Encode(l)
+	fmt.Println(string(b))
+	back, err := dlq.Decode(b)
+	fmt.Println(back.ID, err)
+	_, err = dlq.Decode([]byte(`{"v":2}`))
+	fmt.Println(errors.Is(err, dlq.ErrVersion))
+	// Output:
+	// {"v":1,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","payload":null},"reason":"failed","attempts":1,"waited_ns":0,"elapsed_ns":0,"retry_after_ns":0,"first_failure":"2026-11-29T10:00:00Z","last_failure":"2026-11-29T10:00:00Z","last":{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0},"failures":[{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0}]}
+	// baabc1e43114f0a6 <nil>
+	// true
+}
+
+func ExampleNewMemory() {
+	q, err := dlq.NewMemory(1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	fmt.Println(dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "s"}, errors.New("boom")) != nil)
+	err = dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "s"}, errors.New("boom"))
+	fmt.Println(errors.Is(err, dlq.ErrFull), errors.Is(err, dlq.ErrDeadLettered)) // not stored: redeliver it
+
+	_, err = dlq.NewMemory(-1)
+	fmt.Println(err)
+	// Output:
+	// true
+	// true false
+	// dlq.NewMemory(-1): must not be negative (0 means 10,000)
+}
+
+func ExampleDecode() {
+	for _, rec := range []string{`{"v":1,"id":"x"}`, `{"v":3}`, `not json`} {
+		_, err := dlq.Decode([]byte(rec))
+		fmt.Println(errors.Is(err, dlq.ErrCorrupt), errors.Is(err, dlq.ErrVersion))
+	}
+	// Output:
+	// true false
+	// false true
+	// true false
+}
+
+func ExampleLetter_Group() {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	a, _ := dlq.NewLetter(dlq.Job{ID: "1", Source: "s"}, errors.New("timeout after 3012ms on 10.0.0.7"), at)
+	b, _ := dlq.NewLetter(dlq.Job{ID: "2", Source: "s"}, errors.New("timeout after 998ms on 10.0.0.9"), at)
+	c, _ := dlq.NewLetter(dlq.Job{ID: "3", Source: "s"}, &classify.StatusError{Code: http.StatusUnauthorized}, at)
+	fmt.Println(a.Group() == b.Group(), a.Group() == c.Group())
+	// Output: true false
+}
+
+func ExampleMonitor_Watch() {
+	shared := new(dlq.Memory) // in a fleet: a Redis queue every worker writes to
+	for i := range 12 {
+		dlq.Record(context.Background(), shared, dlq.Job{ID: fmt.Sprint(i), Source: "s"}, errors.New("boom"))
+	}
+	ctx, stop := context.WithCancelCause(context.Background())
+	m, _ := dlq.NewMonitor(shared, dlq.MonitorOptions{
+		Hook: func(_ context.Context, a dlq.Alert) {
+			fmt.Println(a)
+			stop(errors.New("seen"))
+		},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	fmt.Println(m.Watch(ctx, time.Minute)) // one process watches for all
+	// Output:
+	// dead letter queue holds 12 letters (more than 10)
+	// seen
+}

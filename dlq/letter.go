@@ -1,0 +1,338 @@
+package dlq
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/classify"
+)
+
+// Limits on what one letter keeps, so that a job failing with a huge error or
+// a loop with thousands of attempts cannot make a letter unbounded.
+const (
+	// MaxFailures is how many attempts a letter records: beyond it, the
+	// first and the last MaxFailures/2 are kept (Attempts still counts all).
+	MaxFailures = 64
+	// MaxErrorBytes is the longest error message kept, in bytes; a longer
+	// one is cut at a character boundary and ends with "…".
+	MaxErrorBytes = 4096
+)
+
+// Job is a unit of work as its queue delivered it: what a replay puts back.
+// It carries no attempt count, so a replayed job starts again from its first
+// attempt.
+type Job struct {
+	// ID identifies the job in its source queue. A redelivered message
+	// carries the same ID, which is why dead-lettering it twice stores one
+	// letter. Required.
+	ID string
+	// Source names the queue the job came from, e.g. "llm-jobs". Required.
+	Source string
+	// Payload is the job's body, as delivered.
+	Payload []byte
+	// Metadata is free-form (tenant, trace id, headers); it goes back with
+	// the job on replay.
+	Metadata map[string]string
+}
+
+// Reason says why a job was dead-lettered.
+type Reason string
+
+// Reasons, one per way a retry loop gives up (see the retry package's
+// sentinels), and one for an error that did not come from a retry loop.
+const (
+	ReasonMaxAttempts   Reason = "max-attempts"   // retry.ErrExhausted
+	ReasonElapsed       Reason = "elapsed"        // retry.ErrElapsed
+	ReasonDeadline      Reason = "deadline"       // retry.ErrDeadline
+	ReasonBudget        Reason = "budget"         // retry.ErrBudget
+	ReasonPermanent     Reason = "permanent"      // retry.ErrPermanent
+	ReasonNotIdempotent Reason = "not-idempotent" // retry.ErrNotIdempotent
+	ReasonClassLimit    Reason = "class-limit"    // retry.ErrClassLimit
+	ReasonWaitTooLong   Reason = "wait-too-long"  // retry.ErrWaitTooLong
+	ReasonKeyRequired   Reason = "key-required"   // retry.ErrKeyRequired
+	ReasonFailed        Reason = "failed"         // an error that is not a *retry.Error
+)
+
+var reasons = []struct {
+	err    error
+	reason Reason
+}{
+	{retry.ErrExhausted, ReasonMaxAttempts},
+	{retry.ErrElapsed, ReasonElapsed},
+	{retry.ErrDeadline, ReasonDeadline},
+	{retry.ErrBudget, ReasonBudget},
+	{retry.ErrPermanent, ReasonPermanent},
+	{retry.ErrNotIdempotent, ReasonNotIdempotent},
+	{retry.ErrClassLimit, ReasonClassLimit},
+	{retry.ErrWaitTooLong, ReasonWaitTooLong},
+	{retry.ErrKeyRequired, ReasonKeyRequired},
+}
+
+// reasonOf maps a retry loop's reason to a letter's. The context's cause
+// (the caller cancelled, or its deadline passed) has none: that job was not
+// given up on, its caller was, and it must be redelivered, not buried.
+func reasonOf(err error) (Reason, bool) {
+	for _, r := range reasons {
+		if err == r.err {
+			return r.reason, true
+		}
+	}
+	return "", false
+}
+
+// Failure records one failed attempt of a dead job.
+type Failure struct {
+	Attempt  int               // 1-based; 0 when no attempt was made
+	Type     string            // Go type of the innermost error, e.g. "syscall.Errno"
+	Error    string            // the error's message, at most MaxErrorBytes
+	Decision classify.Decision // how the attempt's error was classified
+	Delay    time.Duration     // the wait that followed it; 0 for the last
+}
+
+// Letter is a dead job and everything known about its death. Letters are
+// values: queues store and return copies.
+type Letter struct {
+	// ID is LetterID(Job.Source, Job.ID): the same job always has the same
+	// letter, which makes storing it idempotent.
+	ID  string
+	Job Job
+	// Reason is why the job was dead-lettered.
+	Reason Reason
+	// Attempts counts every attempt the job made, the first included.
+	Attempts int
+	// Waited is the time spent waiting between attempts, Elapsed the time
+	// from the start of the retry loop to its end.
+	Waited, Elapsed time.Duration
+	// RetryAfter is the wait the server asked for when the loop stopped
+	// instead of waiting (reason wait-too-long or deadline); 0 otherwise.
+	RetryAfter time.Duration
+	// FirstFailure and LastFailure bound the job's failures: the time the
+	// retry loop saw the first one (retry.Failure.At; for an error without
+	// that record, LastFailure minus the loop's Elapsed) and the time the job
+	// was dead-lettered.
+	FirstFailure, LastFailure time.Time
+	// Last is the last attempt's error and its classification; for a loop
+	// that stopped before any attempt (key-required) it holds the reason.
+	Last Failure
+	// Failures lists the attempts' errors in order (see MaxFailures).
+	Failures []Failure
+}
+
+// LetterID returns the id of the letter of the job id of queue source: 16
+// hexadecimal digits of a SHA-256 of both.
+func LetterID(source, jobID string) string {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(source)))])
+	h.Write([]byte(source))
+	h.Write([]byte(jobID))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// NewLetter builds the letter of job, which failed for good with err at now.
+// It reads a *retry.Error anywhere in err's chain: its reason, attempts,
+// waits and every attempt's error and classification. Another error makes a
+// letter of one attempt, classified by classify.Default (reason failed).
+//
+// It returns false, and no letter, for a nil err and for a retry loop
+// stopped by its context: that job was not given up on, its caller was.
+func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
+	if err == nil {
+		return Letter{}, false
+	}
+	l := Letter{ID: LetterID(job.Source, job.ID), Job: job, LastFailure: now.UTC()}
+	var rerr *retry.Error
+	if !errors.As(err, &rerr) {
+		d := classify.Chain(classify.Default, classify.General)(err)
+		l.Reason, l.Attempts, l.FirstFailure = ReasonFailed, 1, l.LastFailure
+		l.Last = newFailure(1, err, d, 0)
+		l.Failures = []Failure{l.Last}
+		return l, true
+	}
+	reason, ok := reasonOf(rerr.Reason)
+	if !ok {
+		return Letter{}, false
+	}
+	l.Reason, l.Attempts = reason, rerr.Attempts
+	l.Waited, l.Elapsed, l.RetryAfter = rerr.Waited, rerr.Elapsed, rerr.RetryAfter
+	l.FirstFailure = l.LastFailure.Add(-rerr.Elapsed)
+	if len(rerr.Failures) > 0 && !rerr.Failures[0].At.IsZero() && !rerr.Failures[0].At.After(now) {
+		l.FirstFailure = rerr.Failures[0].At.UTC()
+	}
+	l.Last = newFailure(rerr.Attempts, rerr.Last, rerr.Decision, 0)
+	if rerr.Last == nil {
+		l.Last = newFailure(0, rerr.Reason, rerr.Decision, 0)
+	}
+	l.Failures = failures(rerr.Failures)
+	return l, true
+}
+
+func failures(fs []retry.Failure) []Failure {
+	if len(fs) == 0 {
+		return nil
+	}
+	keep := fs
+	if len(fs) > MaxFailures {
+		keep = append(fs[:MaxFailures/2:MaxFailures/2], fs[len(fs)-MaxFailures/2:]...)
+	}
+	out := make([]Failure, len(keep))
+	for i, f := range keep {
+		out[i] = newFailure(f.Attempt, f.Err, f.Decision, f.Delay)
+	}
+	return out
+}
+
+func newFailure(attempt int, err error, d classify.Decision, delay time.Duration) Failure {
+	f := Failure{Attempt: attempt, Decision: d, Delay: delay}
+	if err != nil {
+		f.Type, f.Error = rootType(err), clip(err.Error())
+	}
+	return f
+}
+
+// rootType names the type of the innermost error of err's chain (the first
+// branch of a joined error): the cause, rather than its wrappers.
+func rootType(err error) string {
+	for range 100 { // a cycle of wrappers must not hang us
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[0]
+			}
+		}
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	return reflect.TypeOf(err).String()
+}
+
+// clip makes s valid UTF-8 of at most MaxErrorBytes bytes.
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxErrorBytes {
+		return s
+	}
+	const ellipsis = "…"
+	cut := MaxErrorBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+// Validate reports whether l can be stored and read back unchanged: the id
+// matches the job, the required fields are set, strings are valid UTF-8,
+// counts and durations are not negative, times are set, in order and between
+// years 1 and 9999, and the bounds of MaxFailures and MaxErrorBytes hold.
+// The error is a *retry.InvalidError naming the field.
+func (l Letter) Validate() error {
+	if err := l.Job.validate(); err != nil {
+		return err
+	}
+	if want := LetterID(l.Job.Source, l.Job.ID); l.ID != want {
+		return invalid("Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
+	}
+	if l.Reason == "" || !utf8.ValidString(string(l.Reason)) {
+		return invalid("Letter.Reason", l.Reason, "must be non-empty UTF-8")
+	}
+	if err := l.validateNumbers(); err != nil {
+		return err
+	}
+	if err := l.validateTimes(); err != nil {
+		return err
+	}
+	if len(l.Failures) > MaxFailures {
+		return invalid("Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
+	}
+	if err := l.Last.validate("Letter.Last"); err != nil {
+		return err
+	}
+	for i, f := range l.Failures {
+		if err := f.validate(fmt.Sprintf("Letter.Failures[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j Job) validate() error {
+	switch {
+	case j.ID == "" || !utf8.ValidString(j.ID):
+		return invalid("Job.ID", j.ID, "must be non-empty UTF-8")
+	case j.Source == "" || !utf8.ValidString(j.Source):
+		return invalid("Job.Source", j.Source, "must be non-empty UTF-8")
+	}
+	for k, v := range j.Metadata {
+		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return invalid("Job.Metadata", k, "keys must be non-empty UTF-8 and values UTF-8")
+		}
+	}
+	return nil
+}
+
+func (l Letter) validateNumbers() error {
+	switch {
+	case l.Attempts < 0:
+		return invalid("Letter.Attempts", l.Attempts, "must not be negative")
+	case l.Waited < 0:
+		return invalid("Letter.Waited", l.Waited, "must not be negative")
+	case l.Elapsed < 0:
+		return invalid("Letter.Elapsed", l.Elapsed, "must not be negative")
+	case l.RetryAfter < 0:
+		return invalid("Letter.RetryAfter", l.RetryAfter, "must not be negative")
+	}
+	return nil
+}
+
+func (l Letter) validateTimes() error {
+	for _, t := range []struct {
+		name string
+		t    time.Time
+	}{{"Letter.FirstFailure", l.FirstFailure}, {"Letter.LastFailure", l.LastFailure}} {
+		if y := t.t.UTC().Year(); t.t.IsZero() || y < 1 || y > 9999 {
+			return invalid(t.name, t.t, "must be set, between years 1 and 9999")
+		}
+	}
+	if l.LastFailure.Before(l.FirstFailure) {
+		return invalid("Letter.LastFailure", l.LastFailure, "must not be before FirstFailure")
+	}
+	return nil
+}
+
+func (f Failure) validate(name string) error {
+	switch {
+	case f.Attempt < 0:
+		return invalid(name+".Attempt", f.Attempt, "must not be negative")
+	case f.Delay < 0:
+		return invalid(name+".Delay", f.Delay, "must not be negative")
+	case f.Decision.RetryAfter < 0 || f.Decision.Limit < 0:
+		return invalid(name+".Decision", f.Decision, "RetryAfter and Limit must not be negative")
+	case f.Decision.Verdict > classify.Stop:
+		return invalid(name+".Decision.Verdict", f.Decision.Verdict, "unknown verdict")
+	case len(f.Error) > MaxErrorBytes:
+		return invalid(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", MaxErrorBytes))
+	}
+	for _, s := range []string{f.Type, f.Error, f.Decision.Reason} {
+		if !utf8.ValidString(s) {
+			return invalid(name, s, "strings must be UTF-8")
+		}
+	}
+	return nil
+}
+
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+}

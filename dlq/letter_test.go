@@ -1,0 +1,167 @@
+package dlq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/dlq"
+)
+
+func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
+	job := dlq.Job{ID: "7", Source: "llm-jobs", Payload: []byte("p"), Metadata: map[string]string{"k": "v"}}
+	rerr := exhausted(3, fmt.Errorf("send: %w", syscall.ECONNRESET))
+	l, ok := dlq.NewLetter(job, fmt.Errorf("worker: %w", rerr), t0)
+	switch {
+	case !ok:
+		t.Fatal("NewLetter refused an exhausted retry loop")
+	case l.ID != dlq.LetterID("llm-jobs", "7") || l.Reason != dlq.ReasonMaxAttempts || l.Attempts != 3:
+		t.Fatalf("letter = %+v; want its id, max-attempts, 3 attempts", l)
+	case l.Waited != 20*time.Millisecond || l.Elapsed != 21*time.Millisecond:
+		t.Fatalf("waited %v, elapsed %v; want 20ms, 21ms", l.Waited, l.Elapsed)
+	case !l.LastFailure.Equal(t0) || !l.FirstFailure.Equal(t0.Add(-21*time.Millisecond)):
+		t.Fatalf("failures from %v to %v; want t0-21ms to t0", l.FirstFailure, l.LastFailure)
+	case l.Last.Type != "syscall.Errno" || l.Last.Error != "send: connection reset by peer" || l.Last.Decision.Reason != classify.ReasonConnReset:
+		t.Fatalf("last = %+v; want the innermost type, the message and the class", l.Last)
+	case len(l.Failures) != 3 || l.Failures[0].Delay != 10*time.Millisecond || l.Failures[2].Delay != 0 || l.Failures[1].Attempt != 2:
+		t.Fatalf("failures = %+v; want three, with their delays", l.Failures)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewLetterMapsEveryReason(t *testing.T) {
+	tests := []struct {
+		reason error
+		want   dlq.Reason
+	}{
+		{retry.ErrExhausted, dlq.ReasonMaxAttempts},
+		{retry.ErrElapsed, dlq.ReasonElapsed},
+		{retry.ErrDeadline, dlq.ReasonDeadline},
+		{retry.ErrBudget, dlq.ReasonBudget},
+		{retry.ErrPermanent, dlq.ReasonPermanent},
+		{retry.ErrNotIdempotent, dlq.ReasonNotIdempotent},
+		{retry.ErrClassLimit, dlq.ReasonClassLimit},
+		{retry.ErrWaitTooLong, dlq.ReasonWaitTooLong},
+		{retry.ErrKeyRequired, dlq.ReasonKeyRequired},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%v is dead-lettered as %s", tt.reason, tt.want), func(t *testing.T) {
+			e := exhausted(1, errors.New("x"))
+			e.Reason = tt.reason
+			l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
+			if !ok || l.Reason != tt.want {
+				t.Fatalf("NewLetter = %q, %v; want %q, true", l.Reason, ok, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewLetterRefusesWhatWasNotGivenUp(t *testing.T) {
+	cancelled := exhausted(1, errors.New("x"))
+	cancelled.Reason = context.Canceled
+	custom := exhausted(1, errors.New("x"))
+	custom.Reason = errors.New("shutting down") // a context's cause
+	for name, err := range map[string]error{"a nil error": nil, "a cancelled loop": cancelled, "a loop stopped by its context's cause": custom} {
+		t.Run(name+" is no letter", func(t *testing.T) {
+			if _, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, err, t0); ok {
+				t.Fatal("NewLetter made a letter")
+			}
+		})
+	}
+}
+
+func TestNewLetterOfAPlainErrorClassifiesIt(t *testing.T) {
+	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, &classify.StatusError{Code: http.StatusForbidden}, t0)
+	if !ok || l.Reason != dlq.ReasonFailed || l.Attempts != 1 || len(l.Failures) != 1 ||
+		l.Last.Decision.Verdict != classify.Stop || l.Last.Type != "*classify.StatusError" {
+		t.Fatalf("letter = %+v; want one failed attempt, classified stop", l)
+	}
+}
+
+func TestNewLetterOfALoopStoppedBeforeItsFirstAttemptRecordsTheReason(t *testing.T) {
+	e := &retry.Error{Reason: retry.ErrKeyRequired}
+	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
+	if !ok || l.Attempts != 0 || l.Last.Attempt != 0 || !strings.Contains(l.Last.Error, "idempotency key required") {
+		t.Fatalf("letter = %+v; want no attempt and the reason as the last error", l)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewLetterBoundsWhatItKeeps(t *testing.T) {
+	huge := errors.New(strings.Repeat("é", dlq.MaxErrorBytes))
+	l, _ := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, exhausted(1000, huge), t0)
+	if len(l.Failures) != dlq.MaxFailures || l.Failures[31].Attempt != 32 || l.Failures[32].Attempt != 969 || l.Attempts != 1000 {
+		t.Fatalf("kept %d failures (attempts %d, %d); want %d: the first and last %d", len(l.Failures),
+			l.Failures[31].Attempt, l.Failures[32].Attempt, dlq.MaxFailures, dlq.MaxFailures/2)
+	}
+	if n := len(l.Last.Error); n > dlq.MaxErrorBytes || !strings.HasSuffix(l.Last.Error, "é…") {
+		t.Fatalf("kept %d bytes ending %q; want at most %d, cut at a character", n, l.Last.Error[n-8:], dlq.MaxErrorBytes)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewLetterMakesMessagesValidUTF8(t *testing.T) {
+	l, _ := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, exhausted(1, errors.New("bad \xff byte")), t0)
+	if l.Last.Error != "bad \uFFFD byte" {
+		t.Fatalf("message = %q", l.Last.Error)
+	}
+}
+
+func TestLetterIDSeparatesSourceFromJob(t *testing.T) {
+	if dlq.LetterID("ab", "c") == dlq.LetterID("a", "bc") {
+		t.Fatal("LetterID(ab, c) == LetterID(a, bc)")
+	}
+	if id := dlq.LetterID("s", "j"); len(id) != 16 || id != dlq.LetterID("s", "j") {
+		t.Fatalf("LetterID = %q; want 16 stable hex digits", id)
+	}
+}
+
+func TestValidateNamesTheBadField(t *testing.T) {
+	good := sample("j")
+	tests := []struct {
+		name   string
+		change func(*dlq.Letter)
+		field  string
+	}{
+		{"an empty job id", func(l *dlq.Letter) { l.Job.ID = "" }, "Job.ID"},
+		{"a source of invalid UTF-8", func(l *dlq.Letter) { l.Job.Source = "\xff" }, "Job.Source"},
+		{"an empty metadata key", func(l *dlq.Letter) { l.Job.Metadata = map[string]string{"": "v"} }, "Job.Metadata"},
+		{"an id of another job", func(l *dlq.Letter) { l.ID = dlq.LetterID("test", "other") }, "Letter.ID"},
+		{"no reason", func(l *dlq.Letter) { l.Reason = "" }, "Letter.Reason"},
+		{"negative attempts", func(l *dlq.Letter) { l.Attempts = -1 }, "Letter.Attempts"},
+		{"a negative wait", func(l *dlq.Letter) { l.Waited = -1 }, "Letter.Waited"},
+		{"a negative elapsed time", func(l *dlq.Letter) { l.Elapsed = -1 }, "Letter.Elapsed"},
+		{"a negative Retry-After", func(l *dlq.Letter) { l.RetryAfter = -1 }, "Letter.RetryAfter"},
+		{"no first failure", func(l *dlq.Letter) { l.FirstFailure = time.Time{} }, "Letter.FirstFailure"},
+		{"a last failure in year 10000", func(l *dlq.Letter) { l.LastFailure = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "Letter.LastFailure"},
+		{"failures out of order", func(l *dlq.Letter) { l.LastFailure = l.FirstFailure.Add(-1) }, "Letter.LastFailure"},
+		{"too many failures", func(l *dlq.Letter) { l.Failures = make([]dlq.Failure, dlq.MaxFailures+1) }, "Letter.Failures"},
+		{"a failure's negative delay", func(l *dlq.Letter) { l.Failures[0].Delay = -1 }, "Letter.Failures[0].Delay"},
+		{"an unknown verdict", func(l *dlq.Letter) { l.Last.Decision.Verdict = 9 }, "Letter.Last.Decision.Verdict"},
+		{"a too long error", func(l *dlq.Letter) { l.Last.Error = strings.Repeat("x", dlq.MaxErrorBytes+1) }, "Letter.Last.Error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {
+			l := sample("j")
+			l.Failures = append([]dlq.Failure(nil), good.Failures...)
+			tt.change(&l)
+			var inv *retry.InvalidError
+			if err := l.Validate(); !errors.As(err, &inv) || inv.Name != tt.field {
+				t.Fatalf("Validate = %v; want an *InvalidError naming %s", err, tt.field)
+			}
+		})
+	}
+}

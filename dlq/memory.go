@@ -1,0 +1,250 @@
+package dlq
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// DefaultMemoryLimit is how many letters a Memory queue holds when its
+// limit is 0.
+const DefaultMemoryLimit = 10_000
+
+// Memory is a Queue in the process's memory, bounded: beyond its limit Put
+// fails with ErrFull rather than drop a letter. It keeps letters encoded, so
+// it returns exactly what a durable queue would. Its letters die with the
+// process: use it for tests, tools and jobs that a restart redelivers.
+//
+// The zero Memory is an empty queue of DefaultMemoryLimit letters. It is safe
+// for concurrent use, and must not be copied after first use.
+type Memory struct {
+	mu      sync.Mutex
+	limit   int
+	seq     uint64 // order of first put
+	token   uint64 // last replay claim handed out
+	letters map[string]*memLetter
+}
+
+type memLetter struct {
+	seq   uint64
+	rec   []byte
+	claim uint64 // the replay holding it; 0 for none
+}
+
+// NewMemory returns an empty Memory queue holding at most limit letters;
+// 0 means DefaultMemoryLimit.
+func NewMemory(limit int) (*Memory, error) {
+	if limit < 0 {
+		return nil, invalid("dlq.NewMemory", limit, "must not be negative (0 means 10,000)")
+	}
+	return &Memory{limit: limit}, nil
+}
+
+func (m *Memory) max() int {
+	if m.limit == 0 {
+		return DefaultMemoryLimit
+	}
+	return m.limit
+}
+
+// Put stores l (see Queue).
+func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
+	rec, err := Encode(l)
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.letters[l.ID]; ok {
+		if e.claim == 0 {
+			return false, nil
+		}
+		e.rec, e.claim = rec, 0 // a new death during a replay
+		return true, nil
+	}
+	if len(m.letters) >= m.max() {
+		return false, fmt.Errorf("dlq: letter %s: %w (%d letters)", l.ID, ErrFull, m.max())
+	}
+	if m.letters == nil {
+		m.letters = make(map[string]*memLetter)
+	}
+	m.seq++
+	m.letters[l.ID] = &memLetter{seq: m.seq, rec: rec}
+	return true, nil
+}
+
+// Get returns the letter id (see Queue).
+func (m *Memory) Get(ctx context.Context, id string) (Letter, error) {
+	if err := ctx.Err(); err != nil {
+		return Letter{}, err
+	}
+	m.mu.Lock()
+	e, ok := m.letters[id]
+	m.mu.Unlock()
+	if !ok {
+		return Letter{}, fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
+	}
+	return decodeID(id, e.rec)
+}
+
+// List returns the letters f selects, oldest first (see Queue).
+func (m *Memory) List(ctx context.Context, f Filter) ([]Letter, error) {
+	return m.scan(ctx, f, f.Limit)
+}
+
+// Count counts the letters f selects.
+func (m *Memory) Count(ctx context.Context, f Filter) (int, error) {
+	ls, err := m.scan(ctx, f, 0)
+	return len(ls), err
+}
+
+func (m *Memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type rec struct {
+		id  string
+		seq uint64
+		b   []byte
+	}
+	m.mu.Lock()
+	recs := make([]rec, 0, len(m.letters))
+	for id, e := range m.letters {
+		recs = append(recs, rec{id, e.seq, e.rec}) // records are never mutated, only replaced
+	}
+	m.mu.Unlock()
+	slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.seq, b.seq) })
+	var out []Letter
+	for _, r := range recs {
+		l, err := decodeID(r.id, r.b)
+		if err != nil {
+			return nil, err
+		}
+		if f.Match(l) {
+			out = append(out, l)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Replay hands the letter's job to to and removes the letter if to
+// succeeded (see Queue).
+func (m *Memory) Replay(ctx context.Context, id string, to Enqueuer) error {
+	if to == nil {
+		return invalid("Replay", nil, "the Enqueuer must not be nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	token, rec, err := m.claim(id)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() { m.finish(id, token, done) }() // released even if to panics
+	l, err := decodeID(id, rec)
+	if err != nil {
+		return err
+	}
+	if err := to.Enqueue(ctx, l.Job); err != nil {
+		return fmt.Errorf("dlq: replay %s: %w", id, err)
+	}
+	done = true
+	return nil
+}
+
+func (m *Memory) claim(id string) (uint64, []byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.letters[id]
+	switch {
+	case !ok:
+		return 0, nil, fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
+	case e.claim != 0:
+		return 0, nil, fmt.Errorf("dlq: letter %s: %w", id, ErrClaimed)
+	}
+	m.token++
+	e.claim = m.token
+	return e.claim, e.rec, nil
+}
+
+// finish removes the letter (done) or releases it, if the replay holding
+// token still holds it: a Put during the replay took it back.
+func (m *Memory) finish(id string, token uint64, done bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.letters[id]
+	if !ok || e.claim != token {
+		return
+	}
+	if done {
+		delete(m.letters, id)
+		return
+	}
+	e.claim = 0
+}
+
+// Discard removes the letter id (see Queue).
+func (m *Memory) Discard(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.letters[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
+	case e.claim != 0:
+		return fmt.Errorf("dlq: letter %s: %w", id, ErrClaimed)
+	}
+	delete(m.letters, id)
+	return nil
+}
+
+// Purge removes the letters f selects that no replay holds.
+func (m *Memory) Purge(ctx context.Context, f Filter) (int, error) {
+	if err := f.Validate(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, e := range m.letters {
+		if e.claim != 0 {
+			continue
+		}
+		l, err := decodeID(id, e.rec)
+		if err != nil {
+			return n, err
+		}
+		if f.Match(l) {
+			delete(m.letters, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// decodeID decodes the record of letter id, naming it in the error.
+func decodeID(id string, rec []byte) (Letter, error) {
+	l, err := Decode(rec)
+	if err != nil {
+		return Letter{}, fmt.Errorf("dlq: letter %s: %w", id, err)
+	}
+	return l, nil
+}

@@ -1,0 +1,92 @@
+package dlq
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Queue stores dead letters. Implementations are safe for concurrent use,
+// and all of them pass the conformance suite in package queuetest.
+//
+// Put stores l and reports true, unless a letter with the same id is
+// already there: then it stores nothing and reports false (a redelivered
+// job is one letter) — except while that letter is being replayed, when
+// the new letter replaces it and the replay leaves it in place, for it is a
+// new death. Put refuses a letter that Letter.Validate refuses.
+//
+// Get returns the letter with id id, or ErrNotFound.
+//
+// List returns the letters f selects, oldest put first, at most f.Limit of
+// them; Count counts them (ignoring f.Limit).
+//
+// Replay claims the letter id (ErrNotFound, or ErrClaimed if another replay
+// holds it), hands its Job to to, and removes the letter only if to
+// succeeded; otherwise it releases the claim, keeps the letter and returns
+// to's error. Concurrent replays of one letter enqueue it once. A process
+// that dies between a successful enqueue and the removal leaves the letter
+// claimed until its claim times out, after which it may be replayed again:
+// an Enqueuer that must not see a job twice dedupes by Job.ID.
+//
+// Discard removes the letter id (ErrNotFound, ErrClaimed). Purge removes
+// the letters f selects that no replay holds (ignoring f.Limit) and returns
+// how many it removed.
+type Queue interface {
+	Put(ctx context.Context, l Letter) (stored bool, err error)
+	Get(ctx context.Context, id string) (Letter, error)
+	List(ctx context.Context, f Filter) ([]Letter, error)
+	Count(ctx context.Context, f Filter) (int, error)
+	Replay(ctx context.Context, id string, to Enqueuer) error
+	Discard(ctx context.Context, id string) error
+	Purge(ctx context.Context, f Filter) (int, error)
+}
+
+// Enqueuer puts a job back on a queue, for Replay. It must return nil only
+// once the job is safely enqueued.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, job Job) error
+}
+
+// EnqueueFunc adapts a function to Enqueuer.
+type EnqueueFunc func(ctx context.Context, job Job) error
+
+// Enqueue calls f(ctx, job).
+func (f EnqueueFunc) Enqueue(ctx context.Context, job Job) error { return f(ctx, job) }
+
+// Filter selects letters. Its zero value selects every letter; each field
+// set narrows the selection.
+type Filter struct {
+	IDs    []string // only these letters
+	Source string   // Job.Source
+	Reason Reason   // why they were dead-lettered
+	Class  string   // Last.Decision.Reason, e.g. "http 503"
+	Group  string   // Letter.Group(): one root cause (see GroupLetters)
+	// Since and Until bound LastFailure: Since <= LastFailure < Until.
+	Since, Until time.Time
+	// Limit caps how many letters List returns (the oldest); 0 means no
+	// limit. Count and Purge ignore it.
+	Limit int
+}
+
+// Match reports whether f selects l.
+func (f Filter) Match(l Letter) bool {
+	switch {
+	case len(f.IDs) > 0 && !slices.Contains(f.IDs, l.ID),
+		f.Source != "" && l.Job.Source != f.Source,
+		f.Reason != "" && l.Reason != f.Reason,
+		f.Class != "" && l.Last.Decision.Reason != f.Class,
+		!f.Since.IsZero() && l.LastFailure.Before(f.Since),
+		!f.Until.IsZero() && !l.LastFailure.Before(f.Until),
+		f.Group != "" && l.Group() != f.Group:
+		return false
+	}
+	return true
+}
+
+// Validate reports a negative Limit, as a *retry.InvalidError.
+func (f Filter) Validate() error {
+	if f.Limit < 0 {
+		return invalid("Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
+	}
+	return nil
+}

@@ -1,0 +1,623 @@
+// Package queuetest is the conformance suite of dlq.Queue, in the manner of
+// testing/fstest: every implementation runs it from its own tests.
+//
+//	func TestConformance(t *testing.T) {
+//		queuetest.Run(t, func(t *testing.T) dlq.Queue {
+//			q, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dlq.db"), sqlite.Options{})
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { q.Close() })
+//			return q
+//		})
+//	}
+//
+// The suite checks that letters round-trip with every field, that a job put
+// twice is one letter, that a replay hands each letter to the Enqueuer
+// exactly once and keeps it when the Enqueuer fails, that a death during a
+// replay is kept, that filters, Count, Discard and Purge agree, that letters
+// group by root cause, and that alerts fire once per crossing. It uses only
+// the standard library and package dlq.
+package queuetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/dlq"
+)
+
+// Run runs the suite. newQueue must return a new, empty queue for each
+// subtest, and release it with t.Cleanup.
+func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) {
+	t.Helper()
+	tests := []struct {
+		name string
+		test func(*testing.T, dlq.Queue)
+	}{
+		{"a letter comes back with every field", testRoundTrip},
+		{"a job put twice is one letter", testDedupe},
+		{"Record stores what the retry loop knew and says under which id", testRecord},
+		{"an unknown id is not found", testNotFound},
+		{"an invalid letter is refused", testInvalid},
+		{"List returns the oldest first and Count agrees for every filter", testFilters},
+		{"a replay hands the job back with attempts reset and removes the letter", testReplay},
+		{"a failed enqueue keeps the letter and releases it", testReplayFails},
+		{"concurrent replays enqueue a letter exactly once", testReplayOnce},
+		{"an Enqueuer that panics leaves the letter free to replay", testReplayPanics},
+		{"a job that dies again during its replay stays dead-lettered", testDeathDuringReplay},
+		{"Discard removes one letter and not one being replayed", testDiscard},
+		{"Purge removes what the filter selects and not what is being replayed", testPurge},
+		{"Replay selects by id, by group or all, and keeps what failed", testReplaySelections},
+		{"letters group by root cause", testGroups},
+		{"alerts fire once per crossing", testAlerts},
+		{"a Monitor alerts through its hook once per crossing", testMonitor},
+		{"a done context is reported", testCanceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.test(t, newQueue(t)) })
+	}
+}
+
+var (
+	t0      = time.Date(2026, 11, 29, 10, 0, 0, 123456789, time.UTC)
+	errBoom = errors.New("enqueue: broker unavailable")
+)
+
+// full is a letter with every field set.
+func full(source, id string) dlq.Letter {
+	d := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: 2 * time.Second, Limit: 1, Timeout: true}
+	f := func(n int, delay time.Duration) dlq.Failure {
+		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay}
+	}
+	return dlq.Letter{
+		ID:       dlq.LetterID(source, id),
+		Job:      dlq.Job{ID: id, Source: source, Payload: []byte{0, 1, 0xfe, 0xff, 'h', 'i'}, Metadata: map[string]string{"tenant": "acme", "ñ": "☃"}},
+		Reason:   dlq.ReasonWaitTooLong,
+		Attempts: 3, Waited: 1500 * time.Millisecond, Elapsed: 2100 * time.Millisecond, RetryAfter: 90 * time.Second,
+		FirstFailure: t0, LastFailure: t0.Add(2100 * time.Millisecond),
+		Last: f(3, time.Nanosecond), Failures: []dlq.Failure{f(1, 500*time.Millisecond), f(2, time.Second), f(3, 0)},
+	}
+}
+
+// letter is the letter of job id of source, dead at at after three
+// attempts that failed with err.
+func letter(t *testing.T, source, id string, at time.Time, err error) dlq.Letter {
+	t.Helper()
+	d := classify.Chain(classify.Default, classify.General)(err)
+	rerr := &retry.Error{Stats: retry.Stats{Attempts: 3, Waited: 3 * time.Millisecond, Elapsed: 5 * time.Millisecond},
+		Reason: retry.ErrExhausted, Last: err, Decision: d,
+		Failures: []retry.Failure{{Attempt: 1, Err: err, Decision: d, Delay: time.Millisecond},
+			{Attempt: 2, Err: err, Decision: d, Delay: 2 * time.Millisecond}, {Attempt: 3, Err: err, Decision: d}}}
+	l, ok := dlq.NewLetter(dlq.Job{ID: id, Source: source, Payload: []byte("payload of " + id)}, rerr, at)
+	if !ok {
+		t.Fatalf("NewLetter(%s) refused a retry.Error with ErrExhausted", id)
+	}
+	return l
+}
+
+func put(t *testing.T, q dlq.Queue, ls ...dlq.Letter) {
+	t.Helper()
+	for _, l := range ls {
+		stored, err := q.Put(context.Background(), l)
+		if err != nil || !stored {
+			t.Fatalf("Put(%s) = %v, %v; want true, nil", l.ID, stored, err)
+		}
+	}
+}
+
+func count(t *testing.T, q dlq.Queue, f dlq.Filter) int {
+	t.Helper()
+	n, err := q.Count(context.Background(), f)
+	if err != nil {
+		t.Fatalf("Count(%+v): %v", f, err)
+	}
+	return n
+}
+
+func ids(ls []dlq.Letter) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.ID
+	}
+	return out
+}
+
+func same(t *testing.T, what string, got, want dlq.Letter) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("%s:\n got %s\nwant %s\n(go: %#v)", what, g, w, got)
+	}
+}
+
+// noZeroField fails when the fixture leaves a field zero: a field added to
+// Letter must be added here, or its round trip is not tested.
+func noZeroField(t *testing.T, v reflect.Value, path string) {
+	t.Helper()
+	if v.Kind() != reflect.Struct || v.Type() == reflect.TypeOf(time.Time{}) {
+		if v.IsZero() {
+			t.Errorf("the fixture leaves %s zero", path)
+		}
+		return
+	}
+	for i := range v.NumField() {
+		noZeroField(t, v.Field(i), path+"."+v.Type().Field(i).Name)
+	}
+}
+
+func testRoundTrip(t *testing.T, q dlq.Queue) {
+	want := full("llm-jobs", "job-1")
+	noZeroField(t, reflect.ValueOf(want), "Letter")
+	put(t, q, want)
+	got, err := q.Get(context.Background(), want.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "Get", got, want)
+	ls, err := q.List(context.Background(), dlq.Filter{})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("List = %d letters, %v; want 1", len(ls), err)
+	}
+	same(t, "List", ls[0], want)
+}
+
+func testDedupe(t *testing.T, q dlq.Queue) {
+	first := full("llm-jobs", "job-1")
+	put(t, q, first)
+	again := first
+	again.Attempts, again.Reason = 7, dlq.ReasonBudget
+	stored, err := q.Put(context.Background(), again)
+	if err != nil || stored {
+		t.Fatalf("second Put = %v, %v; want false, nil", stored, err)
+	}
+	if n := count(t, q, dlq.Filter{}); n != 1 {
+		t.Fatalf("Count = %d, want 1", n)
+	}
+	got, _ := q.Get(context.Background(), first.ID)
+	same(t, "the first letter stays", got, first)
+}
+
+func testRecord(t *testing.T, q dlq.Queue) {
+	r, err := retry.New(retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(time.Microsecond)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := dlq.Job{ID: "msg-42", Source: "emails", Payload: []byte(`{"to":"a@b.c"}`), Metadata: map[string]string{"tenant": "acme"}}
+	calls := 0
+	op := func(context.Context) error {
+		calls++
+		return &classify.StatusError{Code: http.StatusServiceUnavailable}
+	}
+	for _, redelivered := range []bool{false, true} {
+		err := dlq.Do(context.Background(), r, q, job, op)
+		var dead *dlq.DeadLetteredError
+		var rerr *retry.Error
+		switch {
+		case !errors.As(err, &dead) || !errors.Is(err, dlq.ErrDeadLettered):
+			t.Fatalf("Do = %v; want a *DeadLetteredError", err)
+		case dead.ID != dlq.LetterID("emails", "msg-42") || dead.Duplicate != redelivered || dead.Reason != dlq.ReasonMaxAttempts:
+			t.Fatalf("DeadLetteredError = %+v; want id %s, duplicate %v, max-attempts", dead, dlq.LetterID("emails", "msg-42"), redelivered)
+		case !errors.As(err, &rerr) || !errors.Is(err, retry.ErrExhausted):
+			t.Fatalf("Do = %v; want it to unwrap to the *retry.Error", err)
+		}
+	}
+	if calls != 6 || count(t, q, dlq.Filter{}) != 1 {
+		t.Fatalf("%d calls, %d letters; want 6 calls (two deliveries), 1 letter", calls, count(t, q, dlq.Filter{}))
+	}
+	l, err := q.Get(context.Background(), dlq.LetterID("emails", "msg-42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Attempts != 3 || len(l.Failures) != 3 || l.Last.Decision.Reason != classify.ReasonUnavailable ||
+		l.Last.Error != "http 503 Service Unavailable" || l.Failures[0].Delay <= 0 || l.Failures[2].Delay != 0 ||
+		!reflect.DeepEqual(l.Job, job) || l.LastFailure.Before(l.FirstFailure) {
+		t.Fatalf("letter = %+v; want 3 attempts, their delays, the 503 and the job", l)
+	}
+}
+
+func testNotFound(t *testing.T, q dlq.Queue) {
+	ctx := context.Background()
+	_, getErr := q.Get(ctx, "0123456789abcdef")
+	discardErr := q.Discard(ctx, "0123456789abcdef")
+	replayErr := q.Replay(ctx, "0123456789abcdef", dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
+	for name, err := range map[string]error{"Get": getErr, "Discard": discardErr, "Replay": replayErr} {
+		if !errors.Is(err, dlq.ErrNotFound) {
+			t.Errorf("%s of an unknown id = %v; want ErrNotFound", name, err)
+		}
+	}
+}
+
+func testInvalid(t *testing.T, q dlq.Queue) {
+	wrongID := full("s", "j")
+	wrongID.ID = dlq.LetterID("s", "other")
+	noReason := full("s", "j")
+	noReason.Reason = ""
+	for name, l := range map[string]dlq.Letter{"a zero letter": {}, "a wrong id": wrongID, "no reason": noReason} {
+		if stored, err := q.Put(context.Background(), l); stored || !errors.Is(err, retry.ErrInvalid) {
+			t.Errorf("Put(%s) = %v, %v; want false, retry.ErrInvalid", name, stored, err)
+		}
+	}
+	if _, err := q.List(context.Background(), dlq.Filter{Limit: -1}); !errors.Is(err, retry.ErrInvalid) {
+		t.Errorf("List with Limit -1 = %v; want retry.ErrInvalid", err)
+	}
+	if n := count(t, q, dlq.Filter{}); n != 0 {
+		t.Errorf("Count = %d after refused puts, want 0", n)
+	}
+}
+
+var (
+	errTimeout1 = errors.New("timeout after 3012ms on 10.0.0.7")
+	errTimeout2 = errors.New("timeout after 998ms on 10.0.0.9")
+	err401      = &classify.StatusError{Code: http.StatusUnauthorized}
+)
+
+func testFilters(t *testing.T, q dlq.Queue) {
+	a := letter(t, "llm", "a", t0, errTimeout1)
+	b := letter(t, "email", "b", t0.Add(time.Minute), err401)
+	c := letter(t, "llm", "c", t0.Add(2*time.Minute), errTimeout2)
+	d := full("llm", "d") // wait-too-long, http 503, at t0+2.1s
+	put(t, q, a, b, c, d)
+	tests := []struct {
+		name string
+		f    dlq.Filter
+		want []dlq.Letter
+	}{
+		{"the zero filter selects all, in the order put", dlq.Filter{}, []dlq.Letter{a, b, c, d}},
+		{"by ids", dlq.Filter{IDs: []string{c.ID, a.ID, "0000000000000000"}}, []dlq.Letter{a, c}},
+		{"by source", dlq.Filter{Source: "llm"}, []dlq.Letter{a, c, d}},
+		{"by reason", dlq.Filter{Reason: dlq.ReasonWaitTooLong}, []dlq.Letter{d}},
+		{"by class", dlq.Filter{Class: classify.ReasonClientError}, []dlq.Letter{b}},
+		{"by group", dlq.Filter{Group: a.Group()}, []dlq.Letter{a, c}},
+		{"since is inclusive", dlq.Filter{Since: t0.Add(time.Minute)}, []dlq.Letter{b, c}},
+		{"until is exclusive", dlq.Filter{Until: t0.Add(time.Minute)}, []dlq.Letter{a, d}},
+		{"fields combine", dlq.Filter{Source: "llm", Since: t0.Add(time.Second)}, []dlq.Letter{c, d}},
+		{"limit keeps the oldest", dlq.Filter{Source: "llm", Limit: 2}, []dlq.Letter{a, c}},
+		{"nothing matches", dlq.Filter{Source: "nope"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := q.List(context.Background(), tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids(got), ids(tt.want)) {
+				t.Fatalf("List = %v, want %v", ids(got), ids(tt.want))
+			}
+			wantCount := len(tt.want)
+			if tt.f.Limit > 0 {
+				wantCount = 3 // Count ignores the limit
+			}
+			if n := count(t, q, tt.f); n != wantCount {
+				t.Fatalf("Count = %d, want %d", n, wantCount)
+			}
+		})
+	}
+}
+
+// recorder is an Enqueuer that remembers the jobs it took, and fails for the
+// job ids in fail.
+type recorder struct {
+	mu   sync.Mutex
+	jobs []dlq.Job
+	fail map[string]bool
+}
+
+func (r *recorder) Enqueue(_ context.Context, j dlq.Job) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail[j.ID] {
+		return fmt.Errorf("job %s: %w", j.ID, errBoom)
+	}
+	r.jobs = append(r.jobs, j)
+	return nil
+}
+
+func testReplay(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	var to recorder
+	if err := q.Replay(context.Background(), l.ID, &to); err != nil {
+		t.Fatal(err)
+	}
+	if len(to.jobs) != 1 || !reflect.DeepEqual(to.jobs[0], l.Job) {
+		t.Fatalf("enqueued %+v; want exactly the job %+v", to.jobs, l.Job)
+	}
+	if _, err := q.Get(context.Background(), l.ID); !errors.Is(err, dlq.ErrNotFound) {
+		t.Fatalf("Get after the replay = %v; want ErrNotFound", err)
+	}
+	if err := q.Replay(context.Background(), l.ID, &to); !errors.Is(err, dlq.ErrNotFound) || len(to.jobs) != 1 {
+		t.Fatalf("a second replay = %v with %d jobs enqueued; want ErrNotFound and 1", err, len(to.jobs))
+	}
+}
+
+func testReplayFails(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	to := &recorder{fail: map[string]bool{"job-1": true}}
+	if err := q.Replay(context.Background(), l.ID, to); !errors.Is(err, errBoom) {
+		t.Fatalf("Replay = %v; want the enqueue error", err)
+	}
+	got, err := q.Get(context.Background(), l.ID)
+	if err != nil {
+		t.Fatalf("the letter is gone after a failed enqueue: %v", err)
+	}
+	same(t, "the letter is kept unchanged", got, l)
+	to.fail = nil
+	if err := q.Replay(context.Background(), l.ID, to); err != nil || len(to.jobs) != 1 {
+		t.Fatalf("the replay after the fix = %v with %d jobs; want nil and 1 (the claim was released)", err, len(to.jobs))
+	}
+}
+
+func testReplayOnce(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	const replayers = 6
+	var calls int
+	var mu sync.Mutex
+	var once sync.Once
+	entered, release := make(chan struct{}), make(chan struct{})
+	slow := dlq.EnqueueFunc(func(context.Context, dlq.Job) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		once.Do(func() { close(entered) })
+		<-release
+		return nil
+	})
+	errs := make(chan error, replayers)
+	go func() { errs <- q.Replay(context.Background(), l.ID, slow) }()
+	<-entered
+	var wg sync.WaitGroup
+	for range replayers - 1 {
+		wg.Go(func() { errs <- q.Replay(context.Background(), l.ID, slow) })
+	}
+	wg.Wait() // every other replay returned while the first holds the letter
+	close(release)
+	var ok, claimed int
+	for range replayers {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, dlq.ErrClaimed):
+			claimed++
+		default:
+			t.Errorf("Replay = %v; want nil or ErrClaimed", err)
+		}
+	}
+	if ok != 1 || claimed != replayers-1 || calls != 1 || count(t, q, dlq.Filter{}) != 0 {
+		t.Fatalf("%d replays succeeded, %d were refused, %d enqueues, %d letters left; want 1, %d, 1, 0",
+			ok, claimed, calls, count(t, q, dlq.Filter{}), replayers-1)
+	}
+}
+
+func testReplayPanics(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the Enqueuer's panic was swallowed")
+			}
+		}()
+		q.Replay(context.Background(), l.ID, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { panic("enqueue bug") }))
+	}()
+	var to recorder
+	if err := q.Replay(context.Background(), l.ID, &to); err != nil || len(to.jobs) != 1 {
+		t.Fatalf("a replay after the panic = %v with %d jobs; want nil and 1", err, len(to.jobs))
+	}
+}
+
+func testDeathDuringReplay(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	again := l
+	again.Attempts, again.LastFailure = 9, l.LastFailure.Add(time.Hour)
+	var stored bool
+	var putErr error
+	fastWorker := dlq.EnqueueFunc(func(ctx context.Context, j dlq.Job) error {
+		stored, putErr = q.Put(ctx, again) // the replayed job failed again before the replay finished
+		return nil
+	})
+	if err := q.Replay(context.Background(), l.ID, fastWorker); err != nil {
+		t.Fatal(err)
+	}
+	if !stored || putErr != nil {
+		t.Fatalf("Put during the replay = %v, %v; want true, nil", stored, putErr)
+	}
+	got, err := q.Get(context.Background(), l.ID)
+	if err != nil {
+		t.Fatalf("the new death was lost: %v", err)
+	}
+	same(t, "the new letter", got, again)
+}
+
+func testDiscard(t *testing.T, q dlq.Queue) {
+	a, b := full("s", "a"), full("s", "b")
+	put(t, q, a, b)
+	ctx := context.Background()
+	if err := q.Discard(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Discard(ctx, a.ID); !errors.Is(err, dlq.ErrNotFound) {
+		t.Fatalf("a second Discard = %v; want ErrNotFound", err)
+	}
+	var inside error
+	err := q.Replay(ctx, b.ID, dlq.EnqueueFunc(func(ctx context.Context, _ dlq.Job) error {
+		inside = q.Discard(ctx, b.ID)
+		return errBoom
+	}))
+	if !errors.Is(inside, dlq.ErrClaimed) || !errors.Is(err, errBoom) {
+		t.Fatalf("Discard during a replay = %v (replay: %v); want ErrClaimed", inside, err)
+	}
+	if ls, _ := q.List(ctx, dlq.Filter{}); !slices.Equal(ids(ls), []string{b.ID}) {
+		t.Fatalf("letters left = %v, want [%s]", ids(ls), b.ID)
+	}
+}
+
+func testPurge(t *testing.T, q dlq.Queue) {
+	ctx := context.Background()
+	a, b, c := letter(t, "llm", "a", t0, errTimeout1), letter(t, "email", "b", t0, err401), letter(t, "llm", "c", t0, errTimeout2)
+	put(t, q, a, b, c)
+	if n, err := q.Purge(ctx, dlq.Filter{Source: "email"}); n != 1 || err != nil {
+		t.Fatalf("Purge(source email) = %d, %v; want 1, nil", n, err)
+	}
+	var purged int
+	err := q.Replay(ctx, a.ID, dlq.EnqueueFunc(func(ctx context.Context, _ dlq.Job) error {
+		purged, _ = q.Purge(ctx, dlq.Filter{})
+		return errBoom
+	}))
+	if purged != 1 || !errors.Is(err, errBoom) {
+		t.Fatalf("Purge during a replay of one of two letters removed %d (replay: %v); want 1", purged, err)
+	}
+	if ls, _ := q.List(ctx, dlq.Filter{}); !slices.Equal(ids(ls), []string{a.ID}) {
+		t.Fatalf("letters left = %v, want the one being replayed, [%s]", ids(ls), a.ID)
+	}
+	if n, err := q.Purge(ctx, dlq.Filter{}); n != 1 || err != nil || count(t, q, dlq.Filter{}) != 0 {
+		t.Fatalf("Purge(all) = %d, %v; want 1, nil and an empty queue", n, err)
+	}
+}
+
+func testReplaySelections(t *testing.T, q dlq.Queue) {
+	ctx := context.Background()
+	a, b, c, d := letter(t, "llm", "a", t0, errTimeout1), letter(t, "llm", "b", t0, err401),
+		letter(t, "llm", "c", t0, errTimeout2), letter(t, "llm", "d", t0, err401)
+	put(t, q, a, b, c, d)
+	to := &recorder{fail: map[string]bool{"d": true}}
+
+	rep, err := dlq.Replay(ctx, q, dlq.Filter{IDs: []string{b.ID}}, to)
+	if err != nil || !slices.Equal(rep.Replayed, []string{b.ID}) {
+		t.Fatalf("Replay(ids b) = %+v, %v; want b replayed", rep, err)
+	}
+	rep, err = dlq.Replay(ctx, q, dlq.Filter{Group: a.Group()}, to)
+	if err != nil || !slices.Equal(rep.Replayed, []string{a.ID, c.ID}) {
+		t.Fatalf("Replay(group of the timeouts) = %+v, %v; want a and c", rep, err)
+	}
+	rep, err = dlq.Replay(ctx, q, dlq.Filter{}, to)
+	if !errors.Is(err, errBoom) || len(rep.Replayed) != 0 || rep.Failed[d.ID] == nil {
+		t.Fatalf("Replay(all) = %+v, %v; want d failed with the enqueue error", rep, err)
+	}
+	if ls, _ := q.List(ctx, dlq.Filter{}); !slices.Equal(ids(ls), []string{d.ID}) {
+		t.Fatalf("letters left = %v, want only d, whose enqueue failed", ids(ls))
+	}
+	var jobs []string
+	for _, j := range to.jobs {
+		jobs = append(jobs, j.ID)
+	}
+	if !slices.Equal(jobs, []string{"b", "a", "c"}) {
+		t.Fatalf("enqueued %v, want each of b, a, c once", jobs)
+	}
+}
+
+func testGroups(t *testing.T, q dlq.Queue) {
+	put(t, q, letter(t, "llm", "a", t0, errTimeout1), letter(t, "llm", "b", t0.Add(time.Minute), err401),
+		letter(t, "llm", "c", t0.Add(2*time.Minute), errTimeout2))
+	ls, err := q.List(context.Background(), dlq.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := dlq.GroupLetters(ls)
+	if len(gs) != 2 || gs[0].Count != 2 || gs[1].Count != 1 {
+		t.Fatalf("groups = %+v; want the two timeouts together and the 401 apart", gs)
+	}
+	if gs[0].Example.Job.ID != "c" || !gs[0].FirstSeen.Equal(t0) || !gs[0].LastSeen.Equal(t0.Add(2*time.Minute)) {
+		t.Fatalf("timeouts group = %+v; want example c (the latest), seen from t0 to t0+2m", gs[0])
+	}
+	if n := count(t, q, dlq.Filter{Group: gs[1].ID}); n != 1 {
+		t.Fatalf("Count(the 401 group) = %d, want 1", n)
+	}
+}
+
+func testAlerts(t *testing.T, q dlq.Queue) {
+	a, err := dlq.NewAlerter(dlq.Thresholds{Size: 3, Growth: 4, Window: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	observe := func(now time.Time) {
+		for _, al := range a.Observe(now, count(t, q, dlq.Filter{})) {
+			got = append(got, fmt.Sprintf("%s firing=%v count=%d", al.Kind, al.Firing, al.Count))
+		}
+	}
+	now := t0
+	observe(now)
+	var all []dlq.Letter
+	for i := range 6 { // one letter a minute: 6 in 6 minutes
+		now = now.Add(time.Minute)
+		l := letter(t, "llm", fmt.Sprint("job-", i), now, errTimeout1)
+		all = append(all, l)
+		put(t, q, l)
+		observe(now)
+	}
+	now = now.Add(2 * time.Hour) // the growth leaves the window
+	observe(now)
+	for _, l := range all {
+		if err := q.Discard(context.Background(), l.ID); err != nil {
+			t.Fatal(err)
+		}
+		observe(now)
+	}
+	want := []string{
+		"size firing=true count=4", "growth firing=true count=5",
+		"growth firing=false count=6", "size firing=false count=3",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("alerts:\n%v\nwant\n%v", got, want)
+	}
+}
+
+func testMonitor(t *testing.T, q dlq.Queue) {
+	var got []dlq.Alert
+	m, err := dlq.NewMonitor(q, dlq.MonitorOptions{
+		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
+		Hook:       func(_ context.Context, a dlq.Alert) { got = append(got, a) },
+		Logger:     discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		put(t, m, letter(t, "llm", fmt.Sprint("job-", i), t0, errTimeout1))
+	}
+	if stored, _ := m.Put(context.Background(), letter(t, "llm", "job-0", t0, errTimeout1)); stored {
+		t.Fatal("a duplicate was stored")
+	}
+	if len(got) != 1 || !got[0].Firing || got[0].Count != 3 || len(got[0].Groups) != 1 || got[0].Groups[0].Count != 3 {
+		t.Fatalf("alerts after 5 letters = %+v; want one, firing at 3 letters, with its one root cause", got)
+	}
+	if n, err := m.Purge(context.Background(), dlq.Filter{}); n != 5 || err != nil {
+		t.Fatalf("Purge = %d, %v", n, err)
+	}
+	if len(got) != 2 || got[1].Firing || got[1].Count != 0 {
+		t.Fatalf("alerts after the purge = %+v; want a second one, resolved at 0 letters", got)
+	}
+}
+
+func testCanceled(t *testing.T, q dlq.Queue) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := q.Put(ctx, full("s", "j")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Put with a done context = %v; want context.Canceled", err)
+	}
+	if _, err := q.List(ctx, dlq.Filter{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a done context = %v; want context.Canceled", err)
+	}
+	if err := dlq.Record(ctx, q, dlq.Job{ID: "j", Source: "s"}, errBoom); err != errBoom {
+		t.Errorf("Record with a done context = %v; want the job's error, unchanged", err)
+	}
+}
+
+var discard = slog.New(slog.DiscardHandler)

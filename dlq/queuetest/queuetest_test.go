@@ -1,0 +1,13 @@
+package queuetest_test
+
+import (
+	"testing"
+
+	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/dlq/queuetest"
+)
+
+// The suite checks itself against the reference implementation.
+func TestRunPassesOnTheMemoryQueue(t *testing.T) {
+	queuetest.Run(t, func(*testing.T) dlq.Queue { return new(dlq.Memory) })
+}

@@ -1,0 +1,121 @@
+package dlq_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/dlq"
+)
+
+func TestRecord(t *testing.T) {
+	job := dlq.Job{ID: "7", Source: "llm-jobs"}
+	tests := []struct {
+		name        string
+		err         error
+		wantDead    bool
+		wantSame    bool // err comes back unchanged
+		wantLetters int
+	}{
+		{"a nil error is no letter", nil, false, true, 0},
+		{"an exhausted loop is dead-lettered", exhausted(3, syscall.ECONNRESET), true, false, 1},
+		{"a plain error is dead-lettered", &classify.StatusError{Code: http.StatusBadRequest}, true, false, 1},
+		{"a cancelled loop is returned unchanged for redelivery", &retry.Error{Reason: context.Canceled, Last: syscall.ECONNRESET}, false, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := new(dlq.Memory)
+			err := dlq.Record(context.Background(), q, job, tt.err)
+			var dead *dlq.DeadLetteredError
+			if got := errors.As(err, &dead); got != tt.wantDead {
+				t.Fatalf("Record = %v; dead-lettered %v, want %v", err, got, tt.wantDead)
+			}
+			if tt.wantSame && err != tt.err {
+				t.Fatalf("Record = %v; want %v unchanged", err, tt.err)
+			}
+			if tt.wantDead && (dead.ID != dlq.LetterID("llm-jobs", "7") || !errors.Is(err, tt.err)) {
+				t.Fatalf("Record = %+v; want the letter id and the job's error inside", dead)
+			}
+			if n, _ := q.Count(context.Background(), dlq.Filter{}); n != tt.wantLetters {
+				t.Fatalf("%d letters, want %d", n, tt.wantLetters)
+			}
+		})
+	}
+}
+
+func TestRecordThatCannotStoreSaysSoAndKeepsBothErrors(t *testing.T) {
+	q, _ := dlq.NewMemory(1)
+	ctx := context.Background()
+	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "s"}, exhausted(1, syscall.ECONNRESET))
+	err := dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "s"}, exhausted(1, syscall.ECONNRESET))
+	var dead *dlq.DeadLetteredError
+	if errors.As(err, &dead) || !errors.Is(err, dlq.ErrFull) || !errors.Is(err, retry.ErrExhausted) {
+		t.Fatalf("Record into a full queue = %v; want no *DeadLetteredError, ErrFull and the retry error", err)
+	}
+	err = dlq.Record(ctx, q, dlq.Job{Source: "s"}, exhausted(1, syscall.ECONNRESET))
+	if errors.As(err, &dead) || !errors.Is(err, retry.ErrInvalid) {
+		t.Fatalf("Record of a job without an id = %v; want retry.ErrInvalid", err)
+	}
+}
+
+func TestDeadLetteredErrorSaysWhatHappened(t *testing.T) {
+	e := &dlq.DeadLetteredError{ID: "0011223344556677", Job: "7", Reason: dlq.ReasonBudget, Err: errors.New("boom")}
+	if got, want := e.Error(), `dlq: job "7" dead-lettered as 0011223344556677 (budget): boom`; got != want {
+		t.Fatalf("Error = %q, want %q", got, want)
+	}
+	e.Duplicate = true
+	if got, want := e.Error(), `dlq: job "7" already dead-lettered as 0011223344556677 (budget): boom`; got != want {
+		t.Fatalf("Error = %q, want %q", got, want)
+	}
+}
+
+func TestDoWithTheDefaultRetrier(t *testing.T) {
+	calls := 0
+	err := dlq.Do(context.Background(), nil, new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
+		calls++
+		return classify.Permanent(errors.New("validation failed"))
+	})
+	var dead *dlq.DeadLetteredError
+	if !errors.As(err, &dead) || dead.Reason != dlq.ReasonPermanent || calls != 1 {
+		t.Fatalf("Do = %v after %d calls; want one call, dead-lettered as permanent", err, calls)
+	}
+}
+
+func TestFirstFailureIsWhenTheLoopSawIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q, err := dlq.NewMemory(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Second)), retry.WithMaxAttempts(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = dlq.Do(t.Context(), r, q, dlq.Job{ID: "j1", Source: "jobs"}, func(context.Context) error {
+			calls++
+			time.Sleep(time.Minute) // a slow first attempt: the loop's Elapsed does not see it
+			return syscall.ECONNRESET
+		})
+		var dle *dlq.DeadLetteredError
+		if !errors.As(err, &dle) {
+			t.Fatalf("got %v, want a *DeadLetteredError", err)
+		}
+		l, err := q.Get(t.Context(), dle.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first attempt ended, and failed, a minute in; Elapsed does not see it.
+		if want := start.Add(time.Minute).UTC(); !l.FirstFailure.Equal(want) || calls != 3 {
+			t.Errorf("FirstFailure = %v after %d calls, want %v after 3", l.FirstFailure, calls, want)
+		}
+	})
+}

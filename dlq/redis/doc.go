@@ -1,0 +1,53 @@
+// Package redis is a dead letter queue (dlq.Queue) in Redis, for a fleet of
+// workers sharing one: through github.com/redis/go-redis/v9, with every
+// move between the queue and a Redis list done by one Lua script, so that a
+// job is never in both places, nor in neither.
+//
+//	client := goredis.NewClient(&goredis.Options{Addr: "localhost:6379"})
+//	q, err := redis.New(client, redis.Options{})
+//	…
+//	err = dlq.Do(ctx, retrier, q, job, process)                  // dead-letter
+//	rep, err := dlq.Replay(ctx, q, dlq.Filter{Group: g}, q.ToSource()) // back to the job's list, atomically
+//
+// # Keys
+//
+// With the default prefix "{dlq}:" (the braces make every key of the queue
+// one Redis Cluster hash slot, as its scripts need):
+//
+//	{dlq}:letters      hash    letter id → the letter, dlq encoding version 1 (JSON)
+//	{dlq}:order        zset    letter id, scored by the order of first put
+//	{dlq}:seq          string  the counter of that order
+//	{dlq}:claim:<id>   string  the token of the replay holding a letter; expires after ClaimTimeout
+//
+// A job's source queue is the Redis list named by Options.SourceKey (by
+// default the source's name itself, e.g. "llm-jobs"). A replay with
+// ToSource pushes the payload on its head (LPUSH, for workers that pop with
+// RPOP or BRPOP), exactly as it was delivered; the attempt count lives in
+// the letter only, so the job starts again from its first attempt.
+//
+// # Scripts
+//
+//   - put: store the letter unless its id is there and not claimed; a put
+//     over a claimed letter replaces it and voids the claim (a new death
+//     during a replay).
+//   - put from a list: the same, after LREM of the job's payload from the
+//     worker's processing list (PutFrom).
+//   - claim: SET NX PX of the claim key, if the letter exists.
+//   - acknowledge / release: remove the letter, or only the claim, if the
+//     claim is still the caller's.
+//   - move: if the letter is unclaimed and unchanged, LPUSH its payload to
+//     the source list and remove it.
+//   - discard and purge: remove unclaimed letters.
+//
+// In Redis Cluster, a source list used with ToSource or PutFrom must share
+// the queue's hash tag (e.g. "{dlq}:llm-jobs").
+//
+// # Defaults
+//
+//	| setting        | default                           | change with          |
+//	|----------------|-----------------------------------|----------------------|
+//	| key prefix     | "{dlq}:"                          | Options.Prefix       |
+//	| source list    | the source's name                 | Options.SourceKey    |
+//	| replay claim   | expires after 5m (a replayer died)| Options.ClaimTimeout |
+//	| bound          | none but Redis's memory           | —                    |
+package redis

@@ -1,0 +1,220 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/dlq/queuetest"
+	"github.com/retrykit/retry/dlq/redis"
+	"github.com/retrykit/retry/internal/redistest"
+)
+
+// server starts a redis-server for t and returns a client of it.
+func server(t *testing.T) *goredis.Client {
+	t.Helper()
+	s := redistest.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var prefixes atomic.Int64
+
+// fresh returns an empty queue on c: one key prefix per queue.
+func fresh(t *testing.T, c goredis.UniversalClient, o redis.Options) *redis.Queue {
+	t.Helper()
+	if o.Prefix == "" {
+		o.Prefix = fmt.Sprintf("{t%d}:", prefixes.Add(1))
+	}
+	q, err := redis.New(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func TestConformance(t *testing.T) {
+	c := server(t)
+	queuetest.Run(t, func(t *testing.T) dlq.Queue { return fresh(t, c, redis.Options{}) })
+}
+
+func letter(t *testing.T, id string) dlq.Letter {
+	t.Helper()
+	l, ok := dlq.NewLetter(dlq.Job{ID: id, Source: "llm-jobs", Payload: []byte(`{"job":"` + id + `"}`)},
+		errors.New("model overloaded"), time.Now())
+	if !ok {
+		t.Fatal("no letter")
+	}
+	return l
+}
+
+func TestReplayToSourceMovesAtomically(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{SourceKey: func(s string) string { return "queue:" + s }})
+	a, b := letter(t, "a"), letter(t, "b")
+	for _, l := range []dlq.Letter{a, b} {
+		if _, err := q.Put(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := dlq.Replay(ctx, q, dlq.Filter{}, q.ToSource())
+	if err != nil || len(rep.Replayed) != 2 {
+		t.Fatalf("Replay = %+v, %v", rep, err)
+	}
+	got, _ := c.LRange(ctx, "queue:llm-jobs", 0, -1).Result()
+	if fmt.Sprint(got) != `[{"job":"b"} {"job":"a"}]` {
+		t.Fatalf("source list = %v; want both payloads, pushed on the head in order", got)
+	}
+	if n, _ := q.Count(ctx, dlq.Filter{}); n != 0 {
+		t.Fatalf("%d letters left", n)
+	}
+}
+
+func TestReplayToSourceLeavesAClaimedLetter(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{})
+	l := letter(t, "a")
+	q.Put(ctx, l)
+	var inner error
+	q.Replay(ctx, l.ID, dlq.EnqueueFunc(func(ctx context.Context, _ dlq.Job) error {
+		inner = q.Replay(ctx, l.ID, q.ToSource())
+		return errors.New("broker down")
+	}))
+	if !errors.Is(inner, dlq.ErrClaimed) {
+		t.Fatalf("a move during another replay = %v; want ErrClaimed", inner)
+	}
+	if n, _ := c.LLen(ctx, "llm-jobs").Result(); n != 0 {
+		t.Fatalf("the source list has %d jobs; want none", n)
+	}
+	if _, err := q.Get(ctx, l.ID); err != nil {
+		t.Fatalf("the letter is gone: %v", err)
+	}
+}
+
+func TestPutFromMovesAJobOutOfTheProcessingList(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{})
+	l := letter(t, "a")
+	c.LPush(ctx, "llm-jobs", l.Job.Payload)
+	c.LMove(ctx, "llm-jobs", "llm-jobs:processing", "RIGHT", "LEFT") // a worker took it
+	stored, removed, err := q.PutFrom(ctx, l, "llm-jobs:processing")
+	if !stored || !removed || err != nil {
+		t.Fatalf("PutFrom = %v, %v, %v; want stored and removed", stored, removed, err)
+	}
+	if n, _ := c.LLen(ctx, "llm-jobs:processing").Result(); n != 0 {
+		t.Fatalf("%d jobs still processing", n)
+	}
+	stored, removed, err = q.PutFrom(ctx, l, "llm-jobs:processing")
+	if stored || removed || err != nil {
+		t.Fatalf("a second PutFrom = %v, %v, %v; want a duplicate, nothing removed", stored, removed, err)
+	}
+}
+
+func TestTwoProcessesShareOneQueueAndReplayOnce(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	var queues []*redis.Queue
+	for range 2 { // two workers, each with its own client
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		q, _ := redis.New(c, redis.Options{})
+		queues = append(queues, q)
+	}
+	var ls []dlq.Letter
+	for i := range 20 {
+		l := letter(t, fmt.Sprint(i))
+		ls = append(ls, l)
+		queues[i%2].Put(ctx, l)
+		queues[(i+1)%2].Put(ctx, l) // redelivered to the other worker
+	}
+	if n, _ := queues[0].Count(ctx, dlq.Filter{}); n != 20 {
+		t.Fatalf("%d letters, want 20", n)
+	}
+	var enqueued sync.Map
+	var dupes atomic.Int64
+	to := dlq.EnqueueFunc(func(_ context.Context, j dlq.Job) error {
+		if _, loaded := enqueued.LoadOrStore(j.ID, true); loaded {
+			dupes.Add(1)
+		}
+		return nil
+	})
+	var wg sync.WaitGroup
+	for _, q := range queues {
+		wg.Go(func() { dlq.Replay(ctx, q, dlq.Filter{}, to) })
+	}
+	wg.Wait()
+	n := 0
+	enqueued.Range(func(any, any) bool { n++; return true })
+	if n != 20 || dupes.Load() != 0 {
+		t.Fatalf("%d jobs enqueued, %d twice; want 20, none twice", n, dupes.Load())
+	}
+}
+
+func TestKeysAreWhereTheDocumentationSays(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{Prefix: "{dlq}:"})
+	l := letter(t, "a")
+	q.Put(ctx, l)
+	rec, err := c.HGet(ctx, "{dlq}:letters", l.ID).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := dlq.Decode([]byte(rec)); err != nil || back.ID != l.ID {
+		t.Fatalf("the hash holds %q (%v)", rec, err)
+	}
+	if score, err := c.ZScore(ctx, "{dlq}:order", l.ID).Result(); err != nil || score != 1 {
+		t.Fatalf("order score = %v, %v; want 1", score, err)
+	}
+}
+
+func TestACorruptRecordIsReportedNotPanicked(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{Prefix: "{x}:"})
+	l := letter(t, "a")
+	q.Put(ctx, l)
+	c.HSet(ctx, "{x}:letters", l.ID, `{"v":7}`)
+	if _, err := q.Get(ctx, l.ID); !errors.Is(err, dlq.ErrVersion) {
+		t.Fatalf("Get = %v; want ErrVersion", err)
+	}
+	if err := q.Discard(ctx, l.ID); err != nil {
+		t.Fatalf("Discard = %v; an operator must be able to remove it", err)
+	}
+}
+
+func TestNewValidatesItsArguments(t *testing.T) {
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	tests := []struct {
+		name   string
+		client goredis.UniversalClient
+		o      redis.Options
+		field  string
+	}{
+		{"a nil client", nil, redis.Options{}, "redis.New"},
+		{"a negative claim timeout", c, redis.Options{ClaimTimeout: -time.Second}, "Options.ClaimTimeout"},
+		{"a claim timeout under a millisecond", c, redis.Options{ClaimTimeout: time.Microsecond}, "Options.ClaimTimeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {
+			_, err := redis.New(tt.client, tt.o)
+			var inv *retry.InvalidError
+			if !errors.As(err, &inv) || inv.Name != tt.field {
+				t.Fatalf("New = %v; want an *InvalidError naming %s", err, tt.field)
+			}
+		})
+	}
+}

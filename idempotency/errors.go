@@ -1,0 +1,109 @@
+package idempotency
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Reasons an idempotent call did not return a fresh or replayed result. Do,
+// Once and the HTTP client return them inside an *Error (as its Reason; ErrFull
+// as the Err of an ErrStore); stores return ErrClaimLost, ErrFull and
+// ErrTooLarge as they are. Test them with errors.Is.
+var (
+	// ErrInProgress: another execution holds the key. Do waits for it and
+	// returns this only when the caller's context (or WithMaxWait) ends the
+	// wait; the middleware answers 409 at once. Waiting again is safe.
+	ErrInProgress = errors.New("an execution with this idempotency key is in progress")
+	// ErrKeyReuse: the key was used before for a different request (another
+	// fingerprint). It is never retried, and the library never mints a new key
+	// in its place: a new key for an unchanged request would run it twice.
+	ErrKeyReuse = errors.New("idempotency key reused with a different request")
+	// ErrNotRetained: the first execution succeeded, but its result was larger
+	// than the retention cap (WithMaxResultSize), so there is nothing to replay.
+	// It ran, and ran once; it is never retried.
+	ErrNotRetained = errors.New("result not retained: it exceeded the retention cap")
+	// ErrStoredFailure: an earlier execution with this key failed and the
+	// failure is kept for the retention window (KeepFailures). Retrying within
+	// the window returns the same failure, so it is never retried.
+	ErrStoredFailure = errors.New("an earlier execution with this idempotency key failed")
+	// ErrClaimLost: the execution's claim on the key expired, or was taken by
+	// another execution, before it finished: its result was not stored. Stores
+	// return it when a stale executor tries to extend, complete or release a
+	// claim that is no longer its own (fencing).
+	ErrClaimLost = errors.New("claim on the idempotency key lost before the execution finished")
+	// ErrStore: the store failed (unreachable, full, corrupt record); Err says
+	// how. Nothing is known about the key; a retry may succeed.
+	ErrStore = errors.New("idempotency store failed")
+	// ErrFull: the memory store is full of executions in progress and can take
+	// no more claims until one ends. It arrives inside ErrStore.
+	ErrFull = errors.New("idempotency store full")
+	// ErrTooLarge: a store cannot keep a record this large. Complete returns
+	// it and keeps the claim, so that the caller can complete the claim as
+	// NotRetained instead (Do does).
+	ErrTooLarge = errors.New("record too large for the idempotency store")
+)
+
+// Error reports why an idempotent call did not produce a result. It matches
+// its Reason (one of the Err… sentinels above) and its Err with errors.Is.
+type Error struct {
+	// Reason is why: ErrInProgress, ErrKeyReuse, ErrNotRetained,
+	// ErrStoredFailure, ErrClaimLost or ErrStore.
+	Reason error
+	// Key is the idempotency key concerned, as the caller gave it.
+	Key string
+	// Execution is the id of the execution that holds or held the key, when
+	// known: the one in progress, or the one whose result was not retained.
+	Execution string
+	// Err is the underlying error, if any: the store's failure, the context's
+	// cause that ended a wait, a kept failure's message, or the HTTP response
+	// (a *classify.StatusError) that reported the reason.
+	Err error
+}
+
+// Error returns "idempotency: <reason> (key "k"): <err>".
+func (e *Error) Error() string {
+	s := "idempotency: " + e.Reason.Error()
+	if e.Key != "" {
+		s += " (key " + strconv.Quote(abbreviate(e.Key)) + ")"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the reason and the underlying error.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Reason}
+	}
+	return []error{e.Reason, e.Err}
+}
+
+// abbreviate keeps messages short when a key is long.
+func abbreviate(s string) string {
+	const keep = 40
+	if utf8.RuneCountInString(s) <= keep+8 {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == keep {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// storeError wraps a store's failure; a fencing refusal keeps its own reason.
+func storeError(key string, err error) *Error {
+	if errors.Is(err, ErrClaimLost) {
+		if err == ErrClaimLost {
+			err = nil
+		}
+		return &Error{Reason: ErrClaimLost, Key: key, Err: err}
+	}
+	return &Error{Reason: ErrStore, Key: key, Err: err}
+}

@@ -1,0 +1,187 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/idempotency"
+)
+
+// DefaultPrefix is put before every key the store writes.
+const DefaultPrefix = "idempotency:"
+
+// holds is true when v, a stored record, is the claim of token: the layout
+// of idempotency.Record.MarshalBinary — version 1, status InProgress (1),
+// the token's length, the token.
+const holds = `
+local function holds(v, token)
+  return v and string.byte(v, 1) == 1 and string.byte(v, 2) == 1
+    and string.byte(v, 3) == #token and string.sub(v, 4, 3 + #token) == token
+end
+`
+
+var (
+	// KEYS[1] the key; ARGV[1] the encoded claim; ARGV[2] the lease in ms.
+	claimScript = goredis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false`)
+	// KEYS[1] the key; ARGV[1] the token; ARGV[2] the lease in ms.
+	extendScript = goredis.NewScript(holds + `
+if not holds(redis.call('GET', KEYS[1]), ARGV[1]) then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
+	// KEYS[1] the key; ARGV[1] the token; ARGV[2] the encoded record;
+	// ARGV[3] the retention in ms.
+	completeScript = goredis.NewScript(holds + `
+if not holds(redis.call('GET', KEYS[1]), ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`)
+	// KEYS[1] the key; ARGV[1] the token.
+	releaseScript = goredis.NewScript(holds + `
+if not holds(redis.call('GET', KEYS[1]), ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`)
+)
+
+// Store is an idempotency.Store in Redis. It is safe for concurrent use, and
+// any number of processes may share one Redis through it.
+type Store struct {
+	c      goredis.Scripter
+	prefix string
+}
+
+type config struct {
+	prefix string
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithPrefix sets the prefix of the store's Redis keys, to keep them apart
+// from other data and other stores in the same database. The default is
+// "idempotency:"; "" writes the idempotency keys as they are.
+func WithPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// New returns a Store that keeps its records through c — a *goredis.Client,
+// *goredis.ClusterClient, *goredis.Ring or anything else that runs scripts.
+// A nil c is a *retry.InvalidError.
+func New(c goredis.Scripter, opts ...Option) (*Store, error) {
+	if c == nil {
+		return nil, invalid("redis.New client", nil, "must not be nil")
+	}
+	cfg := config{prefix: DefaultPrefix}
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalid("redis.Option", nil, "must not be nil")
+		}
+		o(&cfg)
+	}
+	return &Store{c: c, prefix: cfg.prefix}, nil
+}
+
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+}
+
+// Claim implements idempotency.Store.
+func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
+	if rec.Status != idempotency.InProgress {
+		return idempotency.Record{}, false, invalid("record", rec.Status, "Claim takes an InProgress record")
+	}
+	v, err := encode(rec)
+	if err == nil {
+		err = s.check(ctx, key, lease)
+	}
+	if err != nil {
+		return idempotency.Record{}, false, err
+	}
+	got, err := claimScript.Run(ctx, s.c, []string{s.prefix + key}, v, ms(lease)).Text()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return rec, true, nil
+	case err != nil:
+		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: claim: %w", err)
+	}
+	var stored idempotency.Record
+	if err := stored.UnmarshalBinary([]byte(got)); err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: key %q: %w", s.prefix+key, err)
+	}
+	return stored, false, nil
+}
+
+// Extend implements idempotency.Store.
+func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	if err := s.check(ctx, key, lease); err != nil {
+		return err
+	}
+	return s.fenced(ctx, "extend", extendScript, key, token, ms(lease))
+}
+
+// Complete implements idempotency.Store.
+func (s *Store) Complete(ctx context.Context, key string, rec idempotency.Record, retention time.Duration) error {
+	if !rec.Status.Final() {
+		return invalid("record", rec.Status, "Complete takes a final record")
+	}
+	v, err := encode(rec)
+	if err == nil {
+		err = s.check(ctx, key, retention)
+	}
+	if err != nil {
+		return err
+	}
+	return s.fenced(ctx, "complete", completeScript, key, rec.Token, v, ms(retention))
+}
+
+// Release implements idempotency.Store.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if err := s.check(ctx, key, time.Millisecond); err != nil {
+		return err
+	}
+	return s.fenced(ctx, "release", releaseScript, key, token)
+}
+
+// fenced runs a script that acts only for the claim's holder.
+func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key, token string, args ...any) error {
+	ok, err := script.Run(ctx, s.c, []string{s.prefix + key}, append([]any{token}, args...)...).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("idempotency/redis: %s: %w", op, err)
+	case ok != 1:
+		return idempotency.ErrClaimLost
+	}
+	return nil
+}
+
+func encode(rec idempotency.Record) (string, error) {
+	b, err := rec.MarshalBinary()
+	if err != nil {
+		return "", invalid("record", rec.Status, err.Error())
+	}
+	return string(b), nil
+}
+
+func (s *Store) check(ctx context.Context, key string, d time.Duration) error {
+	switch {
+	case s == nil || s.c == nil:
+		return invalid("redis.Store", nil, "not made by redis.New")
+	case ctx == nil:
+		return invalid("ctx", nil, "must not be nil")
+	case key == "":
+		return invalid("key", "", "must not be empty")
+	case d < time.Millisecond:
+		return invalid("lease or retention", d, "must be at least 1ms")
+	}
+	return nil
+}
+
+// ms is a duration in whole milliseconds, as PX and PEXPIRE take it.
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
