@@ -132,7 +132,8 @@ func (c *Cooldowns[K]) CheckAt(now time.Time, key K) error {
 		return nil
 	}
 	left := until.Sub(now)
-	return classify.WithRetryAfter(&CooldownError{Key: keyString(key), Until: until, Left: left}, left)
+	return classify.Mark(&CooldownError{Key: keyString(key), Until: until, Left: left},
+		classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonCooldown, RetryAfter: left})
 }
 
 // Observe starts key's cooldown if err is an HTTP 503 with a Retry-After, and

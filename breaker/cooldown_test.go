@@ -179,3 +179,13 @@ func TestBadCooldownSettings(t *testing.T) {
 	_, err = breaker.NewCooldowns[string](breaker.CooldownSettings{MaxWait: -time.Second})
 	assert.ErrorContains(t, err, "breaker.CooldownSettings.MaxWait = -1s")
 }
+
+func TestACooldownIsItsOwnClassOfFailure(t *testing.T) {
+	cd, err := breaker.NewCooldowns[string](breaker.CooldownSettings{})
+	require.NoError(t, err)
+	cd.Start("k", time.Now().Add(time.Minute))
+	d := classify.Default(cd.Check("k"))
+	assert.Equal(t, classify.ReasonCooldown, d.Reason)
+	assert.Equal(t, classify.Retry, d.Verdict)
+	assert.Greater(t, d.RetryAfter, 59*time.Second)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -276,4 +277,30 @@ func BenchmarkClassifyEach(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestRetryAfterMs(t *testing.T) {
+	for _, tt := range []struct {
+		header http.Header
+		want   time.Duration
+	}{
+		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, 1500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"2"}}, 2 * time.Second},
+		{http.Header{"Retry-After-Ms": {"99999999999999999999999"}}, math.MaxInt64},
+	} {
+		assert.Equal(t, tt.want, (&classify.StatusError{Code: 429, Header: tt.header}).RetryAfter(), "%v", tt.header)
+	}
+}
+
+func TestRetryAfterMsDoesNotSaturateEarly(t *testing.T) {
+	se := &classify.StatusError{Code: 429, Header: http.Header{"Retry-After-Ms": {"9300000000"}}}
+	assert.Equal(t, 9300000*time.Second, se.RetryAfter())
+}
+
+func TestMark(t *testing.T) {
+	d := classify.Decision{Verdict: classify.Retry, Reason: "mine", RetryAfter: -time.Second}
+	err := classify.Mark(errors.New("x"), d)
+	assert.Equal(t, classify.Decision{Verdict: classify.Retry, Reason: "mine"}, classify.Default(err), "a negative wait is no wait")
+	assert.NoError(t, classify.Mark(nil, d))
 }

@@ -59,6 +59,7 @@ const (
 	ReasonRetriedInside     = "already retried by an inner loop"
 	ReasonUpstream          = "upstream error: the server already retried"
 	ReasonSpendCap          = "spend cap exceeded"
+	ReasonCooldown          = "cooling down"
 )
 
 // Decision is what a classifier says about one failure.

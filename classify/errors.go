@@ -69,8 +69,20 @@ func Default(err error) Decision {
 	return f.timeoutRule()
 }
 
-// Markers classifies errors marked with Permanent, Retryable and
-// WithRetryAfter. The outermost marker wins.
+// Mark marks err with the decision d, whatever other classifiers would say
+// (except ErrSpendCap): the general form of Permanent, Retryable and
+// WithRetryAfter, for a decision with its own Reason. It returns nil for a nil
+// err.
+func Mark(err error, d Decision) error {
+	if err == nil {
+		return nil
+	}
+	d.RetryAfter = max(d.RetryAfter, 0)
+	return &marked{err, d}
+}
+
+// Markers classifies errors marked with Permanent, Retryable, WithRetryAfter
+// and Mark. The outermost marker wins.
 func Markers(err error) Decision { f := scan(err); return f.markerRule() }
 
 func (f *facts) markerRule() Decision {

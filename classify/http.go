@@ -42,11 +42,18 @@ func (e *StatusError) Error() string {
 // HTTPStatusCode returns e.Code.
 func (e *StatusError) HTTPStatusCode() int { return e.Code }
 
-// RetryAfter returns the wait asked for by the Retry-After header, as
-// ParseRetryAfter reads it at the current time; 0 if absent or invalid.
+// RetryAfter returns the wait asked for by the response: the
+// retry-after-ms header in milliseconds (sent by OpenAI and Azure for waits
+// under a second), else the Retry-After header as ParseRetryAfter reads it at
+// the current time; 0 if absent or invalid.
 func (e *StatusError) RetryAfter() time.Duration {
 	if e.Header == nil {
 		return 0
+	}
+	if ms := e.Header.Get("Retry-After-Ms"); ms != "" {
+		if d, ok := parseMillis(ms); ok {
+			return d
+		}
 	}
 	v := e.Header.Get("Retry-After")
 	if d, ok := parseDelta(v); ok {

@@ -31,29 +31,49 @@ func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	return max(t.Sub(now), 0), true
 }
 
+// parseMillis reads a whole number of milliseconds (surrounding spaces
+// allowed), saturating.
+func parseMillis(value string) (time.Duration, bool) {
+	v, ok := digits(value)
+	if !ok {
+		return 0, false
+	}
+	return parseUnits(v, time.Millisecond), true
+}
+
 // parseDelta reads delta-seconds (surrounding spaces allowed).
 func parseDelta(value string) (time.Duration, bool) {
+	v, ok := digits(value)
+	if !ok {
+		return 0, false
+	}
+	return parseUnits(v, time.Second), true
+}
+
+// digits returns value without surrounding spaces, if it is all digits.
+func digits(value string) (string, bool) {
 	v := strings.TrimSpace(value)
 	if v == "" {
-		return 0, false
+		return "", false
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
-			return 0, false
+			return "", false
 		}
 	}
-	return parseSeconds(v), true
+	return v, true
 }
 
-// parseSeconds converts a string of digits to a duration, saturating.
-func parseSeconds(s string) time.Duration {
-	const maxSeconds = math.MaxInt64 / int64(time.Second)
+// parseUnits converts a string of digits, a count of unit, to a duration,
+// saturating.
+func parseUnits(s string, unit time.Duration) time.Duration {
+	limit := math.MaxInt64 / int64(unit)
 	var n int64
 	for i := 0; i < len(s); i++ {
 		n = n*10 + int64(s[i]-'0')
-		if n > maxSeconds {
+		if n > limit {
 			return math.MaxInt64
 		}
 	}
-	return time.Duration(n) * time.Second
+	return time.Duration(n) * unit
 }

@@ -99,7 +99,7 @@ func (c *call) finish(ctx context.Context, resp *http.Response, st retry.Stats, 
 	if c.attempts == 0 {
 		closeBody(c.req)
 	} else if !c.replayable {
-		err = &NotRetriedError{Method: c.req.Method, URL: Redact(c.req.URL), Reason: c.whyOnce(), Err: err}
+		err = &NotRetriedError{Method: c.req.Method, URL: Redact(c.req.URL), Reason: c.whyOnce(), Err: err, Stats: st}
 		c.t.r.Notify(ctx, retry.Event{Kind: retry.GaveUp, Attempt: 1, Err: err}) // the reason, in the log
 	}
 	if c.last != nil { // the loop gave up on an error status: that response is the answer
@@ -117,6 +117,8 @@ type NotRetriedError struct {
 	URL    string // redacted
 	Reason string
 	Err    error
+	// Stats are the call's: one attempt, and the time it took.
+	Stats retry.Stats
 }
 
 // Error returns "httpretry: POST https://api.example/orders sent once, not

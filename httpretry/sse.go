@@ -186,11 +186,16 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// OpenSSE returns the open function of retry.OpenStream for an event-stream
+// OpenSSE returns the open function of retry.OpenStream for one event-stream
 // request: each attempt sends req (with its body rewound) through client. A
 // response with an error status is a *classify.StatusError — retried, with
 // its Retry-After, before the stream begins; a 2xx that is not an event
 // stream is a permanent error.
+//
+// With a client whose transport is a Transport, the request gets that
+// transport's breakers, cooldowns and error kinds (WithKind), and its retries
+// stand for the stream's: the stream's loop does not retry what the
+// transport gave up on (retry in one layer).
 func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (retry.Chunks[Event], error) {
 	if client == nil {
 		client = http.DefaultClient
@@ -217,6 +222,9 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (retr
 			return nil, err
 		}
 		if err := classify.ResponseError(resp); err != nil {
+			if res, ok := ResultOf(resp); ok && res.Err != nil {
+				err = res.Err // sent through a Transport: its classified error (kind, retries) says more
+			}
 			drain(resp.Body, DefaultDrainLimit)
 			return nil, err
 		}

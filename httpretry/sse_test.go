@@ -183,3 +183,18 @@ func TestOpenSSERefusesWhatIsNotAStream(t *testing.T) {
 	var se *classify.StatusError
 	assert.False(t, errors.As(err, &se))
 }
+
+func TestOpenSSEThroughATransportUsesItsClassification(t *testing.T) {
+	srv := newServer(t, reply{status: 429, body: `{"error":{"code":"spend-cap-exceeded"}}`, header: retryAfter("1")})
+	kind := func(_ *http.Response, body []byte) string {
+		if strings.Contains(string(body), "spend-cap-exceeded") {
+			return classify.KindSpendCapExceeded
+		}
+		return ""
+	}
+	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithKind(kind))
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	_, err := retry.OpenStream(t.Context(), quick(t), httpretry.OpenSSE(c, req))
+	assert.ErrorIs(t, err, classify.ErrSpendCap, "the transport read the kind from the body")
+	assert.Equal(t, 1, srv.count(), "a spend cap is never retried, by either loop")
+}

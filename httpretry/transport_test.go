@@ -329,3 +329,12 @@ func TestBadOptions(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+func TestNotRetriedErrorCarriesTheStats(t *testing.T) {
+	srv := newServer(t, reply{hangup: true})
+	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	_, err := c.Post(srv.URL, "text/plain", strings.NewReader("x"))
+	var nr *httpretry.NotRetriedError
+	require.ErrorAs(t, err, &nr)
+	assert.Equal(t, 1, nr.Stats.Attempts)
+}

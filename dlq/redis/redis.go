@@ -87,6 +87,23 @@ func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 	return n == 1, nil
 }
 
+// From returns the queue as a worker of a reliable queue uses it: its Put is
+// PutFrom(ctx, l, list), so that dlq.Record, dlq.Do and dlq.Monitor — which
+// know only Put — store a letter and remove the job's message from the
+// processing list in one atomic step: the job is never in both places, nor in
+// neither. Every other method is the queue's own.
+func (q *Queue) From(list string) dlq.Queue { return fromList{q, list} }
+
+type fromList struct {
+	*Queue
+	list string
+}
+
+func (f fromList) Put(ctx context.Context, l dlq.Letter) (bool, error) {
+	stored, _, err := f.PutFrom(ctx, l, f.list)
+	return stored, err
+}
+
 // PutFrom stores l as Put does and, in the same atomic step, removes its
 // job's payload (one occurrence, from the tail) from list: the worker's
 // processing list of a reliable queue (LMOVE source → list). It reports

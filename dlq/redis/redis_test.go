@@ -122,6 +122,26 @@ func TestPutFromMovesAJobOutOfTheProcessingList(t *testing.T) {
 	}
 }
 
+func TestFromMakesRecordMoveTheJobOutOfProcessing(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{})
+	job := dlq.Job{ID: "7", Source: "llm-jobs", Payload: []byte(`{"doc":7}`)}
+	c.LPush(ctx, "llm-jobs", job.Payload)
+	c.LMove(ctx, "llm-jobs", "llm-jobs:processing", "RIGHT", "LEFT") // a worker took it
+	err := dlq.Record(ctx, q.From("llm-jobs:processing"), job, errors.New("gave up"))
+	var dle *dlq.DeadLetteredError
+	if !errors.As(err, &dle) {
+		t.Fatalf("Record = %v; want a *DeadLetteredError", err)
+	}
+	if n, _ := c.LLen(ctx, "llm-jobs:processing").Result(); n != 0 {
+		t.Fatalf("%d jobs still processing; want the letter's job moved out", n)
+	}
+	if _, err := q.Get(ctx, dle.ID); err != nil {
+		t.Fatalf("the letter is not stored: %v", err)
+	}
+}
+
 func TestTwoProcessesShareOneQueueAndReplayOnce(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()

@@ -39,24 +39,42 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("redis-server not found on PATH (install it, e.g. apt-get install redis-server; %s=1 makes this a failure): %v", RequireEnv, err)
 	}
+	s, err := launch(bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("redis-server did not start: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// Launch starts a redis-server outside a test — for a program that needs a
+// Redis of its own, as examples/worker does — with its files in dir. The
+// caller stops it with Stop.
+func Launch(dir string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	return launch(bin, dir)
+}
+
+func launch(bin, dir string) (*Server, error) {
 	var lastErr error
 	for range 3 { // a free port can be taken between choosing it and binding it
-		s, err := start(t, bin)
+		s, err := startIn(bin, dir)
 		if err == nil {
-			return s
+			return s, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("redis-server did not start: %v", lastErr)
-	return nil
+	return nil, lastErr
 }
 
-func start(t testing.TB, bin string) (*Server, error) {
+func startIn(bin, dir string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	dir := t.TempDir()
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", dir+"/redis.log")
 	if err := cmd.Start(); err != nil {
@@ -68,7 +86,6 @@ func start(t testing.TB, bin string) (*Server, error) {
 		log, _ := os.ReadFile(dir + "/redis.log")
 		return nil, fmt.Errorf("%w; log:\n%s", err, log)
 	}
-	t.Cleanup(s.stop)
 	return s, nil
 }
 

@@ -1,0 +1,176 @@
+// Command gateway-client calls an LLM gateway that it fakes itself, with a
+// client that follows the gateway's rules for retrying: only failures that
+// generated nothing are retried; a timed-out call only when it carries an
+// idempotency key, with the gateway's "in progress" answer waited out and the
+// stored result collected; a stream only before its first chunk; a 503 with
+// Retry-After cools its model down; every call reports its attempts and
+// waits, failed ones included.
+//
+//	go run ./examples/gateway-client      # -v also logs the short waits (DEBUG)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/idempotency"
+)
+
+func main() {
+	verbose := flag.Bool("v", false, "log short waits too (DEBUG)")
+	flag.Parse()
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	if err := run(context.Background(), os.Stdout, newLogger(os.Stderr, level)); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway-client:", err)
+		os.Exit(1)
+	}
+}
+
+// newLogger logs without timestamps, for output that reads the same every run.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+}
+
+func run(ctx context.Context, w io.Writer, logger *slog.Logger) error {
+	gw := newGateway()
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	base := http.DefaultTransport.(*http.Transport).Clone() // its own pool, closed on return
+	defer base.CloseIdleConnections()
+	client, err := NewClient(ClientOptions{URL: srv.URL, Base: base, Logger: logger})
+	if err != nil {
+		return err
+	}
+	optIn, err := NewClient(ClientOptions{URL: srv.URL, Base: base, Logger: logger, RetryUpstreamErrors: true})
+	if err != nil {
+		return err
+	}
+	for _, s := range scenarios(client, optIn) {
+		c, err := s.call(ctx)
+		fmt.Fprintf(w, "%-40s attempts=%d waited=%-5v  %s: %s\n",
+			s.asked, c.Meta.Attempts, c.Meta.Waited.Round(10*time.Millisecond), outcome(c, err), why(c, err))
+	}
+	srv.Close() // waits for the generations still running
+	summary(w, gw.stats())
+	return ctx.Err()
+}
+
+// scenario is one call: what is asked, and the call.
+type scenario struct {
+	asked string
+	call  func(context.Context) (Completion, error)
+}
+
+// scenarios are the calls of the tour. The prompts are the fake gateway's
+// script (see gateway): "503 429 summary" is answered 503, then 429, then
+// generated.
+func scenarios(c, optIn *Client) []scenario {
+	const qwen, llama = "qwen3-0.6b", "llama-70b"
+	key := idempotency.NewKey // one key per logical call, kept across its retries
+	return []scenario{
+		{"503, then 429 + Retry-After 1s", complete(c, ChatRequest{qwen, "503 429 summary", "order-4417-summary"})},
+		{"same key, another prompt", complete(c, ChatRequest{qwen, "translate it", "order-4417-summary"})},
+		{"502 upstream-error", complete(c, ChatRequest{qwen, "502 502", key()})},
+		{"502 upstream-error, opted in to a retry", complete(optIn, ChatRequest{qwen, "502 502 502", key()})},
+		{"429 spend-cap-exceeded + Retry-After 1s", complete(c, ChatRequest{qwen, "spend-cap", key()})},
+		{"slow generation, no key", complete(c, ChatRequest{qwen, "slow", ""})},
+		{"slow generation, keyed", complete(c, ChatRequest{qwen, "slow", key()})},
+		{"key of 300 characters", complete(c, ChatRequest{qwen, "hello", strings.Repeat("k", 300)})},
+		{"llama-70b: 503 + Retry-After 30s", complete(c, ChatRequest{llama, "down-30s", key()})},
+		{"llama-70b again", complete(c, ChatRequest{llama, "hello", key()})},
+		{"qwen3-0.6b, same host", complete(c, ChatRequest{qwen, "hello", key()})},
+		{"stream, refused once (503)", stream(c, ChatRequest{qwen, "503", ""})},
+		{"stream, breaks after 3 chunks", stream(c, ChatRequest{qwen, "break", ""})},
+	}
+}
+
+func complete(c *Client, cr ChatRequest) func(context.Context) (Completion, error) {
+	return func(ctx context.Context) (Completion, error) { return c.Complete(ctx, cr) }
+}
+
+func stream(c *Client, cr ChatRequest) func(context.Context) (Completion, error) {
+	return func(ctx context.Context) (Completion, error) { return c.Stream(ctx, cr) }
+}
+
+// outcome says what came back.
+func outcome(c Completion, err error) string {
+	var api *APIError
+	var broke *retry.StreamError[httpretry.Event]
+	switch {
+	case err == nil && c.Meta.IdempotentReplay:
+		return fmt.Sprintf("ok %q, a replay of %s", c.Text, c.Meta.IdempotentReplayOf)
+	case err == nil && c.ID != "":
+		return fmt.Sprintf("ok %q from %s", c.Text, c.ID)
+	case err == nil:
+		return fmt.Sprintf("ok %q", c.Text)
+	case errors.As(err, &broke):
+		return fmt.Sprintf("broke, partial %q", c.Text)
+	case errors.As(err, &api):
+		return fmt.Sprintf("%d %s (%s, %s)", api.Code, api.Kind, api.RequestID, api.TraceID)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("timed out after %v", clientTimeout)
+	case errors.Is(err, breaker.ErrCooldown):
+		return "failed locally, no request sent"
+	case errors.Is(err, retry.ErrInvalid):
+		return "refused before sending"
+	}
+	return "failed"
+}
+
+// why says why the call stopped, from the errors the library returned.
+func why(c Completion, err error) string {
+	var (
+		broke *retry.StreamError[httpretry.Event]
+		cool  *breaker.CooldownError
+		once  *httpretry.NotRetriedError
+		rerr  *retry.Error
+		bad   *retry.InvalidError
+	)
+	switch {
+	case err == nil && c.Meta.IdempotentReplay:
+		return "collected the stored result: not billed again"
+	case err == nil:
+		return "answered"
+	case errors.As(err, &broke):
+		return fmt.Sprintf("not retried after the first chunk: %v", broke.Err)
+	case errors.As(err, &cool):
+		return fmt.Sprintf("%s cooling down (%v left)", cool.Key, cool.Left.Round(time.Second))
+	case errors.As(err, &once) && errors.Is(err, context.DeadlineExceeded):
+		return "not retried, no Idempotency-Key: the gateway is probably still generating it"
+	case errors.As(err, &once):
+		return "sent once: " + once.Reason
+	case errors.As(err, &rerr) && rerr.RetryAfter > 0:
+		return fmt.Sprintf("%v: Retry-After %v returned, not slept", rerr.Reason, rerr.RetryAfter.Round(time.Second))
+	case errors.As(err, &rerr):
+		return fmt.Sprintf("%v (%s)", rerr.Reason, rerr.Decision.Reason)
+	case errors.As(err, &bad):
+		return fmt.Sprintf("Idempotency-Key: %v", bad.Err)
+	}
+	return err.Error()
+}
+
+func summary(w io.Writer, s stats) {
+	fmt.Fprintf(w, "gateway: %d requests (llama-70b: %d), %d generations billed (%d finished after their client had timed out), %d replay not billed\n",
+		s.requests, s.perModel["llama-70b"], s.generations, s.abandoned, s.replays)
+}

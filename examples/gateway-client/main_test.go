@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGatewayClient(t *testing.T) {
+	ctx := t.Context()
+	before := runtime.NumGoroutine()
+	var out, logs bytes.Buffer
+	if err := run(ctx, &out, newLogger(&logs, slog.LevelDebug)); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	checkNoGoroutinesLeft(t, before)
+
+	// One line per call: what was asked, then attempts and waits (jittered:
+	// matched by shape), then what happened and why it stopped.
+	const text = `"Order 4417 ships on Monday\."`
+	for _, c := range []struct{ asked, want string }{
+		{"503, then 429 + Retry-After 1s", `attempts=3 waited=1(\.\d+)?s +ok ` + text + ` from gen_1: answered`},
+		{"same key, another prompt", `attempts=1 waited=0s +409 idempotency-key-reuse \(req_4, trace_\d+\): not retryable \(idempotency key reused\)`},
+		{"502 upstream-error", `attempts=1 waited=0s +502 upstream-error \(req_5, trace_\d+\): not retryable \(upstream error: the server already retried\)`},
+		{"502 upstream-error, opted in to a retry", `attempts=2 waited=(\d+ms|0s) +502 upstream-error \(req_7, trace_\d+\): retry limit for this kind of failure reached \(upstream error: the server already retried\)`},
+		{"429 spend-cap-exceeded + Retry-After 1s", `attempts=1 waited=0s +429 spend-cap-exceeded \(req_8, trace_\d+\): not retryable \(spend cap exceeded\)`},
+		{"slow generation, no key", `attempts=1 waited=0s +timed out after 400ms: not retried, no Idempotency-Key: the gateway is probably still generating it`},
+		{"slow generation, keyed", `attempts=3 waited=1(\.\d+)?s +ok ` + text + `, a replay of gen_3: collected the stored result: not billed again`},
+		{"key of 300 characters", `attempts=0 waited=0s +refused before sending: Idempotency-Key: 300 characters: the limit is 255`},
+		{"llama-70b: 503 + Retry-After 30s", `attempts=1 waited=0s +503 backend-unavailable \(req_\d+, trace_\d+\): .*: Retry-After 30s returned, not slept`},
+		{"llama-70b again", `attempts=1 waited=0s +failed locally, no request sent: 127\.0\.0\.1:\d+/llama-70b cooling down \(\d+s left\)`},
+		{"qwen3-0.6b, same host", `attempts=1 waited=0s +ok ` + text + ` from gen_4: answered`},
+		{"stream, refused once (503)", `attempts=2 waited=(\d+ms|0s) +ok ` + text + `: answered`},
+		{"stream, breaks after 3 chunks", `attempts=1 waited=0s +broke, partial "Order 4417 ships ": not retried after the first chunk: .*the engine crashed mid-generation`},
+	} {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.asked) + ` +` + c.want + `$`)
+		if !re.MatchString(out.String()) {
+			t.Errorf("%s: no line matches %s:\n%s", c.asked, re, out.String())
+		}
+	}
+	// What the gateway saw proves the rest: llama-70b's cooldown saved a
+	// request, the keyless timed-out call's generation went on without
+	// anybody waiting for it, and the keyed one was collected, not run twice.
+	summary := "gateway: 17 requests (llama-70b: 1), 6 generations billed (2 finished after their client had timed out), 1 replay not billed\n"
+	if !strings.HasSuffix(out.String(), summary) {
+		t.Errorf("want the summary %q:\n%s", summary, out.String())
+	}
+	checkLogs(t, logs.String())
+}
+
+// checkLogs checks that waits are logged at the levels the gateway's
+// documentation asks: INFO from a second, DEBUG below.
+func checkLogs(t *testing.T, logs string) {
+	t.Helper()
+	for _, want := range []string{
+		`level=DEBUG msg="retry: waiting before the next attempt" attempt=1 delay=[\d.]+(µs|ms|ns) class="http 503"`,
+		`level=INFO msg="retry: waiting before the next attempt" attempt=2 delay=1(\.\d+)?s class="http 429"`,
+		`level=INFO msg="retry: waiting before the next attempt" attempt=2 delay=1(\.\d+)?s class="idempotency key in progress"`,
+		`level=INFO msg="retry: cooling down: calls fail locally until the server's Retry-After" key=127\.0\.0\.1:\d+/llama-70b`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + want).MatchString(logs) {
+			t.Errorf("no log line matches %s:\n%s", want, logs)
+		}
+	}
+}
+
+// checkNoGoroutinesLeft fails if goroutines started by run outlive it (after
+// a moment for closed connections to wind down).
+func checkNoGoroutinesLeft(t *testing.T, before int) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines still running, %d before run:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/retrykit/retry/dlq"
+)
+
+// events counts what the workers saw, for the summary. It is safe for
+// concurrent use.
+type events struct {
+	mu         sync.Mutex
+	crashes    [crashPoints + 1]int
+	duplicates int    // deliveries of jobs that had already ended
+	orphans    [2]int // claims left by a dead delivery: [not delivered, delivered]
+	alerts     int    // support alerts: emails that failed for good
+	firstAlert struct {
+		job  int
+		text string
+	}
+	dlqAlerts []dlq.Alert
+}
+
+func (e *events) crashed(c crash) {
+	e.mu.Lock()
+	e.crashes[c]++
+	e.mu.Unlock()
+}
+
+func (e *events) duplicate() {
+	e.mu.Lock()
+	e.duplicates++
+	e.mu.Unlock()
+}
+
+func (e *events) orphanClaim(delivered bool) {
+	e.mu.Lock()
+	if delivered {
+		e.orphans[1]++
+	} else {
+		e.orphans[0]++
+	}
+	e.mu.Unlock()
+}
+
+// supportAlert is where a real worker pages support: the user has the result
+// in the app but no email. The example counts them and keeps the alert of the
+// lowest job id, so that the output does not depend on scheduling.
+func (e *events) supportAlert(job, attempts int, cause string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.alerts++
+	if e.firstAlert.job == 0 || job < e.firstAlert.job {
+		e.firstAlert.job = job
+		e.firstAlert.text = fmt.Sprintf("support alert: job %d: email failed after %d attempt(s): %s", job, attempts, cause)
+	}
+}
+
+// dlqAlert is the dead letter queue Monitor's hook.
+func (e *events) dlqAlert(_ context.Context, a dlq.Alert) {
+	e.mu.Lock()
+	e.dlqAlerts = append(e.dlqAlerts, a)
+	e.mu.Unlock()
+}

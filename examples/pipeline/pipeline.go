@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/dlq"
+)
+
+// crash is where a delivery's worker dies, leaving its message unacknowledged
+// so that the queue delivers it again.
+type crash int
+
+const (
+	noCrash     crash = iota
+	afterLLM          // the answer is lost: the redelivery calls the model again
+	afterSave         // the answer is saved: the redelivery goes on to the email
+	afterClaim        // the email is claimed and not sent
+	afterSend         // the email went out (or failed), and nobody recorded it
+	beforeAck         // the job ended; only the acknowledgement was lost
+	crashPoints = iota - 1
+)
+
+var errCrashed = errors.New("worker died before acknowledging the message")
+
+func (c crash) String() string {
+	return [...]string{"", "after the LLM call", "after saving the answer", "after claiming the email",
+		"after sending the email", "before acknowledging"}[c]
+}
+
+// delivery is one delivery of a job's message.
+type delivery struct {
+	job   int
+	n     int   // 1 for the first delivery
+	crash crash // where this delivery's worker dies; noCrash for most
+}
+
+// firstDelivery is the first delivery of job: a share -redeliver of them die
+// somewhere, at a point drawn for the job.
+func (c chaos) firstDelivery(job int) delivery {
+	d := delivery{job: job, n: 1}
+	r := c.rand(job, drawCrash, 0)
+	if r.Float64() < c.redeliver {
+		d.crash = crash(1 + r.IntN(crashPoints))
+	}
+	return d
+}
+
+// pipeline runs jobs: its fields are shared by every worker and safe for
+// concurrent use.
+type pipeline struct {
+	jobs    jobsDB
+	letters dlq.Queue
+	r       retriers
+	chaos   chaos
+	client  *http.Client
+	llmURL  string
+	mailURL string
+	claim   bool // false with -no-claim
+	events  *events
+}
+
+// pass delivers ds with the given number of workers and returns the
+// deliveries whose worker died, to be delivered again.
+func (p *pipeline) pass(ctx context.Context, ds []delivery, workers int) ([]delivery, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan delivery)
+	var (
+		mu    sync.Mutex
+		again []delivery
+		wg    sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for d := range queue {
+				err := p.deliver(ctx, d)
+				if errors.Is(err, errCrashed) {
+					mu.Lock()
+					again = append(again, delivery{job: d.job, n: d.n + 1})
+					mu.Unlock()
+					p.events.crashed(d.crash)
+				} else if err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for _, d := range ds {
+		select {
+		case queue <- d:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	slices.SortFunc(again, func(a, b delivery) int { return a.job - b.job })
+	return again, nil
+}
+
+// deliver runs one delivery of a job. nil means the message may be
+// acknowledged: the job ended (done, partial or dead-lettered), or had ended
+// before this duplicate delivery.
+func (p *pipeline) deliver(ctx context.Context, d delivery) error {
+	var j job
+	var fresh bool
+	err := p.r.db.Do(ctx, func(ctx context.Context) (err error) {
+		j, fresh, err = p.jobs.start(ctx, d.job)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		p.events.duplicate() // the job ended in an earlier delivery: acknowledge and drop
+		return nil
+	}
+	if err := p.process(ctx, d, j); err != nil {
+		return err
+	}
+	if d.crash == beforeAck {
+		return errCrashed
+	}
+	return nil
+}
+
+// process takes the job from where an earlier delivery left it to its end.
+func (p *pipeline) process(ctx context.Context, d delivery, j job) error {
+	if !j.saved() {
+		if err := p.analyse(ctx, d, &j); err != nil {
+			return err
+		}
+		if !j.saved() {
+			return nil // dead-lettered
+		}
+	}
+	return p.email(ctx, d, j)
+}
+
+// analyse calls the model and saves its answer in j. A job whose call or
+// write fails for good is dead-lettered, and j stays unsaved.
+func (p *pipeline) analyse(ctx context.Context, d delivery, j *job) error {
+	c, stats, err := retry.RunValue(ctx, p.r.llm, func(ctx context.Context) (completion, error) {
+		return p.complete(ctx, *j)
+	})
+	if err != nil {
+		return p.deadLetter(ctx, *j, stats.Attempts, err)
+	}
+	if d.crash == afterLLM {
+		return errCrashed
+	}
+	if err := p.save(ctx, d, c, stats.Attempts); err != nil {
+		return p.deadLetter(ctx, *j, stats.Attempts, err)
+	}
+	j.result.String, j.result.Valid = c.Content, true
+	if d.crash == afterSave {
+		return errCrashed
+	}
+	return nil
+}
+
+// save writes the answer under the database policy; some attempts fail as
+// if another writer held the lock.
+func (p *pipeline) save(ctx context.Context, d delivery, c completion, llmAttempts int) error {
+	n := 0
+	return p.r.db.Do(ctx, func(ctx context.Context) error {
+		n++
+		// Writes are numbered across deliveries (10 per delivery is more than
+		// enough), so that a redelivery's writes draw their own faults.
+		if p.chaos.saveFails(d.job, 10*(d.n-1)+n) {
+			return classify.Retryable(errors.New("database is locked (SQLITE_BUSY, injected)"))
+		}
+		return p.jobs.saveResult(ctx, d.job, c, llmAttempts, n)
+	})
+}
+
+// complete makes one call to the LLM gateway.
+func (p *pipeline) complete(ctx context.Context, j job) (completion, error) {
+	body, _ := json.Marshal(llmRequest{Job: j.id, Prompt: j.prompt})
+	resp, err := p.post(ctx, p.llmURL, body)
+	if err != nil {
+		return completion{}, err
+	}
+	defer resp.Body.Close()
+	var c completion
+	err = json.NewDecoder(resp.Body).Decode(&c)
+	return c, err
+}
+
+// post sends one request and turns an error status into a
+// *classify.StatusError, which carries the status and Retry-After for the
+// retry loop.
+func (p *pipeline) post(ctx context.Context, url string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := classify.ResponseError(resp); err != nil {
+		drain(resp)
+		return nil, err
+	}
+	return resp, nil
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// deadLetter stores the job in the dead letter queue with every attempt's
+// error, then marks it dead-lettered. If the letter could not be stored the
+// error is returned and the message is not acknowledged.
+func (p *pipeline) deadLetter(ctx context.Context, j job, llmAttempts int, cause error) error {
+	err := dlq.Record(ctx, p.letters, dlq.Job{ID: strconv.Itoa(j.id), Source: "llm-jobs", Payload: []byte(j.prompt)}, cause)
+	var dead *dlq.DeadLetteredError
+	if !errors.As(err, &dead) {
+		return err
+	}
+	return p.r.db.Do(ctx, func(ctx context.Context) error {
+		return p.jobs.markDead(ctx, j.id, llmAttempts, dead.ID, lastError(cause))
+	})
+}
+
+// lastError is the last attempt's error of a retried call.
+func lastError(err error) string {
+	var rerr *retry.Error
+	if errors.As(err, &rerr) && rerr.Last != nil {
+		return rerr.Last.Error()
+	}
+	return err.Error()
+}

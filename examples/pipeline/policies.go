@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/policy"
+)
+
+// attempts is how many attempts each step makes, the first included. The
+// solution counts them so: "after 3 attempts the job goes to the DLQ",
+// "email_attempts = 3". The presets read its "retry 3 times" as three
+// retries after the first call (4 attempts); this example follows the
+// solution's observable numbers.
+const attempts = 3
+
+// maxSpeed keeps the fastest scaled wait (the database's 100ms base) above a
+// microsecond, and every scaled MaxDelay above zero (zero would mean the
+// default, 30s).
+const maxSpeed = 100_000
+
+// step is one step of a job with its policy, scaled to the run's clock.
+type step struct {
+	name   string
+	preset string
+	policy policy.Policy
+	note   string
+}
+
+// steps returns the three steps' policies: the presets, with the solution's
+// attempts, every wait divided by speed.
+func steps(speed int64) ([3]step, error) {
+	s := [3]step{
+		{name: "llm", preset: "LLMCall", policy: policy.LLMCall(),
+			note: "strict; 4xx, content_filter and empty answers never retried"},
+		{name: "db", preset: "DBWrite", policy: policy.DBWrite(), note: "a locked database is retried"},
+		{name: "email", preset: "EmailSend", policy: policy.EmailSend(), note: "5xx retried, 4xx never"},
+	}
+	for i := range s {
+		p, err := scaled(s[i].policy, speed)
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", s[i].preset, err)
+		}
+		p.MaxAttempts = attempts
+		s[i].policy = p
+	}
+	return s, nil
+}
+
+// scaled divides every duration of p by speed: the run's clock goes speed
+// times faster than the wall clock, and waits are measured on it.
+func scaled(p policy.Policy, speed int64) (policy.Policy, error) {
+	exp, ok := p.Backoff.(backoff.Exponential)
+	if !ok {
+		return p, fmt.Errorf("cannot scale a %T schedule", p.Backoff)
+	}
+	k := time.Duration(speed)
+	exp.Base /= k
+	exp.Cap /= k
+	p.Backoff = exp
+	if p.MaxDelay == 0 {
+		p.MaxDelay = policy.DefaultMaxDelay
+	}
+	p.MaxDelay /= k
+	p.MaxElapsed /= k
+	p.AttemptTimeout /= k
+	return p, nil
+}
+
+// retryAfterIn returns a classifier that reads a server's Retry-After on the
+// run's clock: the fakes speak in seconds of simulated time, as real servers
+// do, and the client waits them divided by speed — the same scale as its own
+// backoff. It is classify.Default otherwise.
+func retryAfterIn(speed int64) classify.Func {
+	return func(err error) classify.Decision {
+		d := classify.Default(err)
+		d.RetryAfter /= time.Duration(speed)
+		return d
+	}
+}
+
+// retriers are the three steps' Retriers.
+type retriers struct {
+	llm, db, email *retry.Retrier
+}
+
+func newRetriers(s [3]step, speed int64) (retriers, error) {
+	opts := func(p policy.Policy) []retry.Option {
+		return []retry.Option{retry.WithPolicy(p), retry.WithClassifier(retryAfterIn(speed))}
+	}
+	// An empty or filtered answer is the model's final word: accepted, never
+	// retried (a new generation would be billed and say the same).
+	llm, err := retry.New(append(opts(s[0].policy), retry.WithResult(func(c completion) classify.Decision {
+		return classify.Completion(c.Content, c.FinishReason)
+	}))...)
+	if err != nil {
+		return retriers{}, err
+	}
+	db, err := retry.New(opts(s[1].policy)...)
+	if err != nil {
+		return retriers{}, err
+	}
+	email, err := retry.New(opts(s[2].policy)...)
+	return retriers{llm: llm, db: db, email: email}, err
+}
+
+// describe prints a step's effective policy.
+func (s step) describe(w io.Writer) {
+	exp := s.policy.Backoff.(backoff.Exponential)
+	fmt.Fprintf(w, "  %-5s %-9s backoff %v→%v, max wait %v: %s\n", s.name, s.preset, exp.Base, exp.Cap, s.policy.MaxDelay, s.note)
+}
