@@ -109,6 +109,7 @@ type call struct {
 	rng        jitter.Rand
 	timer      *time.Timer
 	prev       time.Duration     // the previous wait, for decorrelated jitter
+	decided    time.Time         // when the coming wait was decided: it runs from then
 	last       classify.Decision // the last failure's classification
 	retryAfter time.Duration     // a server wait returned instead of slept
 	inline     [inlineFailures]Failure
@@ -121,9 +122,6 @@ type call struct {
 // context the operation receives: ctx, or ctx marked by an Outermost loop.
 func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) error, err error, start time.Time, st *Stats) error {
 	c := call{r: r, ctx: ctx, start: start, rng: jitter.NewRand(r.src.Uint64())}
-	if c.start.IsZero() {
-		c.start = time.Now() // an untimed call starts its clock at the first failure
-	}
 	defer c.stopTimer()
 	for {
 		c.stats.Attempts++
@@ -163,6 +161,10 @@ func (c *call) next(err error) (time.Duration, error) {
 	d := c.r.Classify(err)
 	c.last = d
 	now := time.Now()
+	if c.start.IsZero() {
+		c.start = now // an untimed call starts its clock at its first failure
+	}
+	c.decided = now
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
 		c.record(policy.Other)
 		c.fails(Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d})
@@ -207,8 +209,10 @@ func (r *Retrier) Classify(err error) classify.Decision {
 	if re, ok := err.(*ResultError); ok {
 		return re.Decision
 	}
-	if d := classify.Retried(err); d.Verdict != classify.NoOpinion {
-		return d
+	if !r.plain { // classify.Default applies Retried first; a caller's classifiers run before it
+		if d := classify.Retried(err); d.Verdict != classify.NoOpinion {
+			return d
+		}
 	}
 	d := r.classify(err)
 	if d.Verdict == classify.NoOpinion {
@@ -263,8 +267,11 @@ func (c *call) countClass(reason string) int {
 }
 
 // sleep waits d, reusing one timer for the whole call. It reports false if
-// the context ended first. A context that can never end needs no timer of its
-// own: time.Sleep reuses the goroutine's, and allocates nothing.
+// the context ended first. The wait runs from the decision, so a wait that
+// has already passed (a tiny one) is not slept at all: parking the goroutine
+// on a timer would cost far more than the wait. A context that can never end
+// needs no timer of its own: time.Sleep reuses the goroutine's, and
+// allocates nothing.
 func (c *call) sleep(d time.Duration, err error) bool {
 	if c.r.hook != nil {
 		c.r.hook(c.ctx, Event{Kind: RetryScheduled, Attempt: c.stats.Attempts, Err: err, Decision: c.last,
@@ -274,16 +281,21 @@ func (c *call) sleep(d time.Duration, err error) bool {
 	if d <= 0 {
 		return c.ctx.Err() == nil
 	}
+	rest := d - time.Since(c.decided) // reads only the monotonic clock
+	if rest <= 0 {
+		c.stats.Waited += d
+		return c.ctx.Err() == nil
+	}
 	done := c.ctx.Done()
 	if done == nil {
-		time.Sleep(d)
+		time.Sleep(rest)
 		c.stats.Waited += d
 		return true
 	}
 	if c.timer == nil {
-		c.timer = time.NewTimer(d)
+		c.timer = time.NewTimer(rest)
 	} else {
-		c.timer.Reset(d)
+		c.timer.Reset(rest)
 	}
 	began := time.Now()
 	select {

@@ -22,6 +22,7 @@ type Retrier struct {
 	result    any
 	timed     bool // keep time from the start of every call
 	outermost bool // this loop retries for loops nested in its operation
+	plain     bool // classify is classify.Default alone
 	fast      bool // nothing to do around a first attempt but call it
 	built     bool
 }
@@ -50,7 +51,7 @@ func build(c config) *Retrier {
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
-	r.classify = classify.Default
+	r.classify, r.plain = classify.Default, len(c.classifiers) == 0
 	if len(c.classifiers) > 0 {
 		r.classify = classify.Chain(append(c.classifiers, classify.Default)...)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/retrykit/retry/internal/sched"
 )
 
 // maxDuration is the saturation point of every schedule.
@@ -87,21 +89,19 @@ type Exponential struct {
 }
 
 // Delay returns the delay after attempt n, saturating at the cap. The
-// common factor of 2 is a shift, small enough to be inlined.
+// common factor of 2 is a shift.
 func (e Exponential) Delay(n int) time.Duration {
 	if e.Factor != 0 && e.Factor != 2 {
 		return e.pow(n)
 	}
-	limit := capOrMax(e.Cap)
-	shift := clampAttempt(n) - 1
-	if shift >= 63 || e.Base > limit>>shift {
-		return limit
-	}
-	return e.Base << shift
+	return sched.Doubling(e.Base, e.Cap, n)
 }
 
 func (e Exponential) pow(n int) time.Duration {
 	limit := capOrMax(e.Cap)
+	if e.Base <= 0 {
+		return 0 // however many multiplications (0 × +Inf would be NaN)
+	}
 	if e.Base >= limit {
 		return limit
 	}

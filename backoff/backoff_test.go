@@ -64,6 +64,13 @@ func TestHugeAttemptNumbersSaturateAtTheCap(t *testing.T) {
 	}
 }
 
+func TestAZeroBaseStaysZero(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 10_000, math.MaxInt} {
+		assert.Zero(t, backoff.Exponential{Cap: 5 * ms}.Delay(n), "n=%d", n)
+		assert.Zero(t, backoff.Exponential{Factor: 3, Cap: 5 * ms}.Delay(n), "n=%d", n)
+	}
+}
+
 func TestDelaysNeverDecreaseAndNeverGoNegative(t *testing.T) {
 	schedules := []backoff.Backoff{
 		backoff.Exponential{Base: 1, Factor: 1.01},

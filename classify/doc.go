@@ -16,6 +16,7 @@
 //
 //	| failure                                              | decision                               |
 //	|------------------------------------------------------|----------------------------------------|
+//	| an error a retry loop gave up on (Retried)           | stop: retry in one layer               |
 //	| ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
 //	| Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
 //	| context.Canceled                                     | stop: the caller gave up               |
@@ -37,8 +38,8 @@
 // RetryAfter() time.Duration. Errors are searched through Unwrap, both forms,
 // without reflection or allocation.
 //
-// The retry loop also applies Retried before every other classifier: an error
-// that an inner retry loop already gave up on is never retried again.
+// The retry loop applies Retried before the caller's classifiers too: an
+// error that an inner retry loop already gave up on is never retried again.
 //
 // A successful result can be classified too (ResultFunc): Completion encodes
 // the rule that an LLM's empty content or content-filter finish is a final

@@ -47,6 +47,9 @@ func Default(err error) Decision {
 		return Decision{}
 	}
 	f := scan(err)
+	if f.retried { // an inner loop's final error: see Retried
+		return Decision{Verdict: Stop, Reason: ReasonRetriedInside}
+	}
 	// The rules in order of precedence, called directly so f stays on the stack.
 	if d := f.spendCapRule(); d.Verdict != NoOpinion {
 		return d

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/sched"
 	"github.com/retrykit/retry/jitter"
 )
 
@@ -157,30 +158,49 @@ func (p *Policy) Next(s State, d classify.Decision, r uint64) (time.Duration, St
 // never beyond MaxDelay), or else the jittered backoff clamped to MaxDelay.
 // prev is the previous wait and r a uniform random number.
 func (p *Policy) Delay(n int, prev, retryAfter time.Duration, r uint64) time.Duration {
-	maxDelay := p.maxDelay()
 	if retryAfter > 0 {
-		spread := min(retryAfter/10, retryAfterSpread)
-		extra, _ := bits.Mul64(uint64(spread), r)
-		return max(retryAfter, min(retryAfter+time.Duration(extra), maxDelay))
+		return p.serverDelay(retryAfter, r)
 	}
-	// The common schedule and jitter are called directly, so they inline.
+	// The common case — a doubling exponential schedule, the default one
+	// included, with full jitter — is computed here without a call; any other
+	// schedule or jitter goes through delayAny.
+	if _, full := p.Jitter.(jitter.Full); full || p.Jitter == nil {
+		// Factor 0 or 2, in one integer test: the bits of 2.0 are one bit more than 0.0's.
+		if b, ok := p.Backoff.(backoff.Exponential); ok && math.Float64bits(b.Factor)&^math.Float64bits(2) == 0 {
+			return p.clamp(jitter.Full{}.Apply(sched.Doubling(b.Base, b.Cap, n), prev, r))
+		}
+		if p.Backoff == nil {
+			return p.clamp(jitter.Full{}.Apply(sched.Doubling(DefaultBase, DefaultCap, n), prev, r))
+		}
+	}
+	return p.clamp(max(p.delayAny(n, prev, r), 0))
+}
+
+// clamp bounds a delay by MaxDelay.
+func (p *Policy) clamp(d time.Duration) time.Duration {
+	return min(d, p.maxDelay())
+}
+
+// serverDelay is the server's wait plus a small positive jitter, within
+// MaxDelay but never below the server's wait.
+func (p *Policy) serverDelay(retryAfter time.Duration, r uint64) time.Duration {
+	spread := min(retryAfter/10, retryAfterSpread)
+	extra, _ := bits.Mul64(uint64(spread), r)
+	return max(retryAfter, min(retryAfter+time.Duration(extra), p.maxDelay()))
+}
+
+// delayAny is the jittered delay of any schedule and jitter.
+func (p *Policy) delayAny(n int, prev time.Duration, r uint64) time.Duration {
 	var nominal time.Duration
-	switch b := p.Backoff.(type) {
-	case nil:
-		nominal = DefaultBackoff().Delay(n)
-	case backoff.Exponential:
-		nominal = b.Delay(n)
-	default:
-		nominal = b.Delay(n)
+	if p.Backoff == nil {
+		nominal = DefaultBackoff().Delay(n) // called directly: boxing it into a Backoff would allocate
+	} else {
+		nominal = p.Backoff.Delay(n)
 	}
-	var d time.Duration
-	switch j := p.Jitter.(type) {
-	case nil, jitter.Full:
-		d = jitter.Full{}.Apply(nominal, prev, r)
-	default:
-		d = j.Apply(nominal, prev, r)
+	if p.Jitter == nil {
+		return jitter.Full{}.Apply(nominal, prev, r)
 	}
-	return min(max(d, 0), maxDelay)
+	return p.Jitter.Apply(nominal, prev, r)
 }
 
 // Attempts returns the effective MaxAttempts: the default for 0.

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 )
@@ -10,6 +11,16 @@ import (
 // ratioSlices is how many slices a RatioBudget's window is cut into: the
 // window slides by a tenth of its length.
 const ratioSlices = 10
+
+// stripes spreads the counting of first attempts over cache lines, so that
+// goroutines on different cores rarely write the same one.
+const stripes = 8
+
+// stripe is one counter alone on its cache line.
+type stripe struct {
+	v atomic.Uint64
+	_ [56]byte
+}
 
 // RatioBudgetConfig configures a RatioBudget. Zero fields take the defaults
 // of Finagle's RetryBudget.
@@ -29,15 +40,16 @@ type RatioBudgetConfig struct {
 // retries within the window may be at most Percent of the first attempts
 // within it, plus a floor of MinPerSecond retries per second.
 //
-// It counts first attempts by time, so Record reads the clock (time.Now) for
+// It counts first attempts by time, so Record reads the monotonic clock for
 // every call's first attempt; RecordAt and AllowAt take the time as an
 // argument. Counters are atomic, in slices of a tenth of the window.
 type RatioBudget struct {
+	base    time.Time // slices are counted from here
 	percent float64
-	slice   int64 // nanoseconds per slice
-	reserve int64 // retries always available per window: the floor
-	calls   [ratioSlices]atomic.Uint64
-	retries [ratioSlices]atomic.Uint64
+	slice   int64                        // nanoseconds per slice
+	reserve int64                        // retries always available per window: the floor
+	calls   [ratioSlices][stripes]stripe // first attempts, by slice, striped
+	retries [ratioSlices]atomic.Uint64   // retries, by slice: counted exactly (see AllowAt)
 	denied  atomic.Uint64
 }
 
@@ -62,6 +74,7 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 		return nil, fmt.Errorf("policy.RatioBudgetConfig.MinPerSecond = %v: must be a number of retries per second", c.MinPerSecond)
 	}
 	return &RatioBudget{
+		base:    time.Now(),
 		percent: c.Percent,
 		slice:   int64(c.Window / ratioSlices),
 		reserve: int64(math.Max(c.MinPerSecond, 0) * c.Window.Seconds()),
@@ -69,18 +82,35 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 }
 
 // Record counts a call's first attempt at the current time; retries are
-// counted by Allow.
+// counted by Allow. It reads only the monotonic clock (time.Since), which
+// costs about half of time.Now.
 func (b *RatioBudget) Record(a Attempt) {
 	if !a.Retry {
-		b.RecordAt(time.Now(), a)
+		b.call(int64(time.Since(b.base)) / b.slice)
 	}
 }
 
 // RecordAt is Record at time now.
 func (b *RatioBudget) RecordAt(now time.Time, a Attempt) {
 	if !a.Retry {
-		add(&b.calls, b.epoch(now))
+		b.call(b.epoch(now))
 	}
+}
+
+// call counts a first attempt in slice e, on a stripe picked at random.
+func (b *RatioBudget) call(e int64) {
+	add(&b.calls[uint64(e)%ratioSlices][rand.Uint64()%stripes].v, e)
+}
+
+// callsIn counts the first attempts within the window ending at slice e.
+func (b *RatioBudget) callsIn(e int64) int64 {
+	var n int64
+	for i := range b.calls {
+		for j := range b.calls[i] {
+			n += count(b.calls[i][j].v.Load(), e)
+		}
+	}
+	return n
 }
 
 // Allow reports whether a retry fits in the budget now, and counts it if so.
@@ -111,10 +141,10 @@ func (b *RatioBudget) AllowAt(now time.Time) bool {
 // allowed is the number of retries the window allows: Percent of its first
 // attempts plus the floor.
 func (b *RatioBudget) allowed(e int64) int64 {
-	return int64(b.percent*float64(sum(&b.calls, e))) + b.reserve
+	return int64(b.percent*float64(b.callsIn(e))) + b.reserve
 }
 
-func (b *RatioBudget) epoch(now time.Time) int64 { return now.UnixNano() / b.slice }
+func (b *RatioBudget) epoch(now time.Time) int64 { return int64(now.Sub(b.base)) / b.slice }
 
 // RatioBudgetState is a snapshot of a RatioBudget, for metrics.
 type RatioBudgetState struct {
@@ -131,7 +161,7 @@ func (b *RatioBudget) State() RatioBudgetState { return b.StateAt(time.Now()) }
 // StateAt returns a snapshot of the budget at time now.
 func (b *RatioBudget) StateAt(now time.Time) RatioBudgetState {
 	e := b.epoch(now)
-	s := RatioBudgetState{Calls: uint64(sum(&b.calls, e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
+	s := RatioBudgetState{Calls: uint64(b.callsIn(e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
 	if s.Calls > 0 {
 		s.Ratio = float64(s.Retries) / float64(s.Calls)
 	}
@@ -145,9 +175,8 @@ func pack(epoch int64, n uint64) uint64 { return uint64(uint32(epoch))<<32 | n }
 
 func epochOf(v uint64) uint32 { return uint32(v >> 32) }
 
-// add counts one event in the slice of epoch e.
-func add(slots *[ratioSlices]atomic.Uint64, e int64) {
-	slot := &slots[uint64(e)%ratioSlices]
+// add counts one event of epoch e in slot, restarting a stale slot.
+func add(slot *atomic.Uint64, e int64) {
 	for {
 		old := slot.Load()
 		next := pack(e, 1)
@@ -164,10 +193,16 @@ func add(slots *[ratioSlices]atomic.Uint64, e int64) {
 func sum(slots *[ratioSlices]atomic.Uint64, e int64) int64 {
 	var n int64
 	for i := range slots {
-		v := slots[i].Load()
-		if age := uint32(e) - epochOf(v); age < ratioSlices && v != 0 {
-			n += int64(v & math.MaxUint32)
-		}
+		n += count(slots[i].Load(), e)
 	}
 	return n
+}
+
+// count is a slot's count if the slot lies within the window ending at
+// epoch e, and 0 otherwise.
+func count(v uint64, e int64) int64 {
+	if age := uint32(e) - epochOf(v); age < ratioSlices && v != 0 {
+		return int64(v & math.MaxUint32)
+	}
+	return 0
 }

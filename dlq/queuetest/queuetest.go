@@ -37,6 +37,7 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/jitter"
 )
 
 // Run runs the suite. newQueue must return a new, empty queue for each
@@ -192,7 +193,8 @@ func testDedupe(t *testing.T, q dlq.Queue) {
 }
 
 func testRecord(t *testing.T, q dlq.Queue) {
-	r, err := retry.New(retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(time.Microsecond)))
+	// An exact wait: full jitter on 1µs would be 0ns one time in a thousand.
+	r, err := retry.New(retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(time.Microsecond)), retry.WithJitter(jitter.None{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,27 @@
+module github.com/retrykit/retry/bench
+
+go 1.25
+
+replace github.com/retrykit/retry => ../
+
+require (
+	github.com/avast/retry-go/v5 v5.1.1
+	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/cenkalti/backoff/v7 v7.0.3
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/retrykit/retry v0.0.0-00010101000000-000000000000
+	github.com/sethvargo/go-retry v0.5.0
+	gonum.org/v1/plot v0.17.0
+)
+
+require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+)
