@@ -174,50 +174,39 @@ func (s *MemoryStore) Claim(ctx context.Context, key string, rec Record, lease t
 
 // Extend implements Store.
 func (s *MemoryStore) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	if err := checkStoreCall(ctx, key, lease); err != nil {
-		return err
-	}
-	now := time.Now()
-	sh, err := s.shard(key)
-	if err != nil {
-		return err
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.holder(key, token, now)
-	if e == nil {
-		return ErrClaimLost
-	}
-	e.expires = now.Add(lease)
-	heap.Fix(&sh.claims, e.index)
-	return nil
+	return s.withHolder(ctx, key, token, lease, func(sh *memShard, e *memEntry, now time.Time) error {
+		e.expires = now.Add(lease)
+		heap.Fix(&sh.claims, e.index)
+		return nil
+	})
 }
 
 // Complete implements Store.
 func (s *MemoryStore) Complete(ctx context.Context, key string, rec Record, retention time.Duration) error {
-	if err := checkStoreCall(ctx, key, retention); err != nil {
-		return err
-	}
 	if err := rec.Validate(); err != nil || !rec.Status.Final() {
+		if cerr := checkStoreCall(ctx, key, retention); cerr != nil {
+			return cerr
+		}
 		return badRecord("Complete", rec, err)
 	}
-	now := time.Now()
-	sh, err := s.shard(key)
-	if err != nil {
-		return err
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.holder(key, rec.Token, now)
-	if e == nil {
-		return ErrClaimLost
-	}
-	return sh.finish(e, rec, now.Add(retention), now)
+	return s.withHolder(ctx, key, rec.Token, retention, func(sh *memShard, e *memEntry, now time.Time) error {
+		return sh.finish(e, rec, now.Add(retention), now)
+	})
 }
 
 // Release implements Store.
 func (s *MemoryStore) Release(ctx context.Context, key, token string) error {
-	if err := checkStoreCall(ctx, key, time.Millisecond); err != nil {
+	return s.withHolder(ctx, key, token, time.Millisecond, func(sh *memShard, e *memEntry, _ time.Time) error {
+		sh.remove(e)
+		return nil
+	})
+}
+
+// withHolder runs f, under its shard's lock, on the live claim of key held
+// with token; a claim that is gone, finished or another's is ErrClaimLost.
+// d is the duration the call was given, checked with the arguments.
+func (s *MemoryStore) withHolder(ctx context.Context, key, token string, d time.Duration, f func(*memShard, *memEntry, time.Time) error) error {
+	if err := checkStoreCall(ctx, key, d); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -231,8 +220,7 @@ func (s *MemoryStore) Release(ctx context.Context, key, token string) error {
 	if e == nil {
 		return ErrClaimLost
 	}
-	sh.remove(e)
-	return nil
+	return f(sh, e, now)
 }
 
 // Wait implements Waiter.
