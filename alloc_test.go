@@ -49,7 +49,7 @@ func TestRetriesAllocateOnlyTheTimer(t *testing.T) {
 }
 
 func TestComputingADelayAllocatesNothing(t *testing.T) {
-	p := policy.Policy{Backoff: backoff.Exponential{Base: 100 * time.Millisecond, Cap: 30 * time.Second}}
+	p := policy.Policy{Backoff: backoff.Exponential{Base: 100 * time.Millisecond, MaxDelay: 30 * time.Second}}
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = p.Delay(3, 0, 0, 12345) }))
 }
 
@@ -100,7 +100,7 @@ func BenchmarkValueSuccess(b *testing.B) {
 }
 
 func BenchmarkDelay(b *testing.B) {
-	p := policy.Policy{Backoff: backoff.Exponential{Base: 100 * time.Millisecond, Cap: 30 * time.Second}, Jitter: jitter.Full{}}
+	p := policy.Policy{Backoff: backoff.Exponential{Base: 100 * time.Millisecond, MaxDelay: 30 * time.Second}, Jitter: jitter.Full{}}
 	b.ReportAllocs()
 	var sink time.Duration
 	r := uint64(0x9e3779b97f4a7c15)

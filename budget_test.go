@@ -10,9 +10,9 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
-	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +59,7 @@ func storm(t *testing.T, callers int, r *retry.Retrier, dep *dependency) (exhaus
 
 func retrier(t *testing.T, opts ...retry.Option) *retry.Retrier {
 	t.Helper()
-	base := []retry.Option{retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Constant(ms)), retry.WithRand(jitter.NewSeeded(1))}
+	base := []retry.Option{retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Constant(ms)), retry.WithJitterSource(jitter.NewSeeded(1))}
 	r, err := retry.New(append(base, opts...)...)
 	require.NoError(t, err)
 	return r
@@ -79,7 +79,7 @@ func TestBudgetsBoundTheCallsToADeadDependency(t *testing.T) {
 	})
 	t.Run("a token bucket allows first attempts plus its retries", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			bucket, err := policy.NewTokenBucket(policy.TokenBucketConfig{}) // 500 tokens, 5 a failure, no retry at 250
+			bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{}) // 500 tokens, 5 a failure, no retry at 250
 			require.NoError(t, err)
 			dep := &dependency{}
 			dep.down.Store(true)
@@ -96,7 +96,7 @@ func TestBudgetsBoundTheCallsToADeadDependency(t *testing.T) {
 	})
 	t.Run("a ratio budget allows a share of first attempts plus its floor", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ratio, err := policy.NewRatioBudget(policy.RatioBudgetConfig{}) // 20%, 10s, 10/s
+			ratio, err := budget.NewRatio(budget.RatioConfig{}) // 20%, 10s, 10/s
 			require.NoError(t, err)
 			dep := &dependency{}
 			dep.down.Store(true)
@@ -110,7 +110,7 @@ func TestBudgetsBoundTheCallsToADeadDependency(t *testing.T) {
 	})
 	t.Run("one budget is shared by several retriers", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			bucket, err := policy.NewTokenBucket(policy.TokenBucketConfig{})
+			bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
 			require.NoError(t, err)
 			dep := &dependency{}
 			dep.down.Store(true)
@@ -124,7 +124,7 @@ func TestBudgetsBoundTheCallsToADeadDependency(t *testing.T) {
 
 func TestTokenBucketRecoversWhenTheDependencyDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bucket, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 10, Cost: 1, Refund: 1})
+		bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 1, Refund: 1})
 		require.NoError(t, err)
 		dep := &dependency{}
 		dep.down.Store(true)
@@ -143,7 +143,7 @@ func TestTokenBucketRecoversWhenTheDependencyDoes(t *testing.T) {
 
 func TestBudgetRefusalIsDistinctFromExhaustion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bucket, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 2, Cost: 1, Threshold: 1})
+		bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 2, Cost: 1, Threshold: 1})
 		require.NoError(t, err)
 		s := always(errReset)
 		err = retrier(t, retry.WithBudget(bucket)).Do(t.Context(), s.op)
@@ -156,7 +156,7 @@ func TestBudgetRefusalIsDistinctFromExhaustion(t *testing.T) {
 }
 
 func TestPermanentFailuresDoNotDrainTheBudget(t *testing.T) {
-	bucket, err := policy.NewTokenBucket(policy.TokenBucketConfig{})
+	bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
 	require.NoError(t, err)
 	r := retrier(t, retry.WithBudget(bucket))
 	for range 100 {

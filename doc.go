@@ -35,13 +35,13 @@
 //
 // # Under load
 //
-// A retry budget (WithBudget with a policy.TokenBucket or policy.RatioBudget)
+// A retry budget (WithBudget with a budget.TokenBucket or budget.Ratio)
 // is shared by every call that uses it: when a dependency fails for everyone,
 // the budget stops the retries of all of them, not just the attempts of one.
 //
 // Nested retry loops multiply: three layers of three attempts make 27 calls.
 // Retry in one layer: by default the innermost loop retries, and an outer loop
-// never retries an *Error an inner loop returned (its Retried method says it
+// never retries an *Error an inner loop returned (its Final method says it
 // is final). Outermost makes a loop the one that retries instead, and the
 // loops nested in its operation make one attempt each.
 //
@@ -61,7 +61,7 @@
 //	| attempt limit  | none                                           | WithAttemptTimeout   |
 //	| unrecognised   | retried, reported as "unclassified"            | Strict               |
 //	| timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
-//	| randomness     | math/rand/v2, no lock                          | WithRand             |
+//	| randomness     | math/rand/v2, no lock                          | WithJitterSource             |
 //	| logging        | none                                           | WithLogger           |
 //	| retry budget   | none                                           | WithBudget           |
 //	| retrying layer | the innermost loop                             | Outermost            |

@@ -120,10 +120,10 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Retried reports true: the call is over, and an enclosing retry loop must
-// not retry it again (see classify.Retried). It makes nested loops retry in
+// Final reports true: the call is over, and an enclosing retry loop must
+// not retry it again (see classify.Final). It makes nested loops retry in
 // one layer.
-func (e *Error) Retried() bool { return true }
+func (e *Error) Final() bool { return true }
 
 // Unwrap returns the reason and the last attempt's error.
 func (e *Error) Unwrap() []error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
@@ -51,7 +52,7 @@ func ExampleNew() {
 	// Build once, share everywhere: the Retrier is immutable and goroutine-safe.
 	r, err := retry.New(
 		retry.WithMaxAttempts(4),
-		retry.WithBackoff(backoff.Exponential{Base: time.Millisecond, Cap: 10 * time.Millisecond}),
+		retry.WithBackoff(backoff.Exponential{Base: time.Millisecond, MaxDelay: 10 * time.Millisecond}),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -207,7 +208,7 @@ func ExampleWithBudget() {
 	// One budget for every call to a dependency, from any goroutine: when the
 	// dependency is down, the first failures use up the retries and the rest
 	// fail at once instead of hammering it.
-	bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 10, Cost: 1}) // no retry at or below 5
+	bucket, _ := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 1}) // no retry at or below 5
 	r, _ := retry.New(retry.WithBudget(bucket), retry.WithBackoff(backoff.Constant(time.Millisecond)))
 	down := func(context.Context) error { return syscall.ECONNREFUSED }
 

@@ -78,7 +78,7 @@ func (s *script) gaps() []time.Duration {
 func exact(t *testing.T, opts ...retry.Option) *retry.Retrier {
 	t.Helper()
 	base := []retry.Option{
-		retry.WithBackoff(backoff.Exponential{Base: 100 * ms, Cap: 10 * sec}),
+		retry.WithBackoff(backoff.Exponential{Base: 100 * ms, MaxDelay: 10 * sec}),
 		retry.WithJitter(jitter.None{}),
 	}
 	r, err := retry.New(append(base, opts...)...)

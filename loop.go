@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
@@ -40,7 +41,7 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 	}
 	if err == nil {
 		if r.p.Budget != nil {
-			r.p.Budget.Record(policy.Attempt{Outcome: policy.Succeeded})
+			r.p.Budget.Record(budget.Attempt{Outcome: budget.Succeeded})
 		}
 		if st != nil {
 			*st = Stats{Attempts: 1, Elapsed: time.Since(start)}
@@ -145,7 +146,7 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 		}
 		if err == nil {
 			c.stats.Attempts++
-			c.record(policy.Succeeded)
+			c.record(budget.Succeeded)
 			if st != nil {
 				c.stats.Elapsed = time.Since(c.start)
 				*st = c.stats
@@ -166,7 +167,7 @@ func (c *call) next(err error) (time.Duration, error) {
 	}
 	c.decided = now
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
-		c.record(policy.Other)
+		c.record(budget.Other)
 		c.fails(Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d})
 		return 0, context.Cause(c.ctx)
 	}
@@ -209,8 +210,8 @@ func (r *Retrier) Classify(err error) classify.Decision {
 	if re, ok := err.(*ResultError); ok {
 		return re.Decision
 	}
-	if !r.plain { // classify.Default applies Retried first; a caller's classifiers run before it
-		if d := classify.Retried(err); d.Verdict != classify.NoOpinion {
+	if !r.plain { // classify.Default applies Final first; a caller's classifiers run before it
+		if d := classify.Final(err); d.Verdict != classify.NoOpinion {
 			return d
 		}
 	}
@@ -226,20 +227,20 @@ func (r *Retrier) Classify(err error) classify.Decision {
 
 // outcome tells a retry budget what a classified failure says about the
 // dependency.
-func outcome(d classify.Decision) policy.Outcome {
+func outcome(d classify.Decision) budget.Outcome {
 	switch {
 	case d.Verdict != classify.Retry:
-		return policy.Other
+		return budget.Other
 	case d.Timeout:
-		return policy.TimedOut
+		return budget.TimedOut
 	}
-	return policy.Failed
+	return budget.Failed
 }
 
 // record reports the attempt just made to the retry budget, if any.
-func (c *call) record(o policy.Outcome) {
+func (c *call) record(o budget.Outcome) {
 	if b := c.r.p.Budget; b != nil {
-		b.Record(policy.Attempt{Retry: c.stats.Attempts > 1, Outcome: o})
+		b.Record(budget.Attempt{Retry: c.stats.Attempts > 1, Outcome: o})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
@@ -90,7 +91,7 @@ func durationOption(name string, d time.Duration, set func(*policy.Policy)) Opti
 }
 
 // WithBackoff sets the schedule of nominal delays. The default is
-// backoff.Exponential{Base: 100ms, Factor: 2, Cap: 10s}.
+// backoff.Exponential{Base: 100ms, Factor: 2, MaxDelay: 10s}.
 func WithBackoff(b backoff.Backoff) Option {
 	return func(c *config) {
 		if err := check("WithBackoff", b); err != nil {
@@ -126,14 +127,14 @@ func check(name string, v any) *InvalidError {
 	return nil
 }
 
-// WithRand sets the source of randomness for the jitter. The default,
+// WithJitterSource sets the source of randomness for the jitter. The default,
 // jitter.Runtime{}, takes no lock; jitter.NewSeeded makes delays
 // reproducible in tests. The source must be safe for concurrent use if the
 // Retrier is shared.
-func WithRand(src jitter.Source) Option {
+func WithJitterSource(src jitter.Source) Option {
 	return func(c *config) {
 		if src == nil {
-			c.fail(invalid("WithRand", nil, "must not be nil"))
+			c.fail(invalid("WithJitterSource", nil, "must not be nil"))
 			return
 		}
 		c.src = src
@@ -168,11 +169,11 @@ func Idempotent() Option {
 	return func(c *config) { c.p.Idempotent = true }
 }
 
-// WithBudget shares a retry budget (policy.TokenBucket, policy.RatioBudget or
-// any policy.Budget) with every call of the Retrier, and with every other
+// WithBudget shares a retry budget (budget.TokenBucket, budget.Ratio or
+// any budget.Budget) with every call of the Retrier, and with every other
 // Retrier given the same budget. When it refuses a retry the call ends at once
 // with the last error and ErrBudget.
-func WithBudget(b policy.Budget) Option {
+func WithBudget(b budget.Budget) Option {
 	return func(c *config) {
 		if b == nil {
 			c.fail(invalid("WithBudget", nil, "must not be nil"))

@@ -340,7 +340,7 @@ func TestTenAttemptsWithA60sCapRunOnFakeTime(t *testing.T) {
 	real := time.Now()
 	synctest.Test(t, func(t *testing.T) {
 		s := always(errReset)
-		r := exact(t, retry.WithMaxAttempts(10), retry.WithBackoff(backoff.Exponential{Base: sec, Cap: 60 * sec}), retry.WithMaxDelay(60*sec))
+		r := exact(t, retry.WithMaxAttempts(10), retry.WithBackoff(backoff.Exponential{Base: sec, MaxDelay: 60 * sec}), retry.WithMaxDelay(60*sec))
 		start := time.Now()
 		err := r.Do(t.Context(), s.op)
 		assert.ErrorIs(t, err, retry.ErrExhausted)
@@ -520,7 +520,7 @@ func TestBadOptionsAreReportedWithoutCallingOp(t *testing.T) {
 		{"a negative attempt timeout", retry.WithAttemptTimeout(-ms), "retry: WithAttemptTimeout(-1ms): must not be negative"},
 		{"a negative max delay", retry.WithMaxDelay(-ms), "retry: WithMaxDelay(-1ms): must not be negative"},
 		{"a negative delay", retry.WithBackoff(backoff.Constant(-sec)), "retry: WithBackoff(-1s): backoff.Constant(-1s): must not be negative"},
-		{"a cap below the base", retry.WithBackoff(backoff.Exponential{Base: sec, Cap: ms}), "backoff.Exponential.Cap = 1ms: must not be below Base (1s)"},
+		{"a cap below the base", retry.WithBackoff(backoff.Exponential{Base: sec, MaxDelay: ms}), "backoff.Exponential.MaxDelay = 1ms: must not be below Base (1s)"},
 		{"a factor below one", retry.WithBackoff(backoff.Exponential{Base: ms, Factor: 0.5}), "backoff.Exponential.Factor = 0.5: must be at least 1"},
 		{"jitter above one", retry.WithJitter(jitter.Proportional(1.5)), "retry: WithJitter(1.5): jitter.Proportional(1.5): must be in [0, 1]"},
 		{"jitter below zero", retry.WithJitter(jitter.Proportional(-0.1)), "jitter.Proportional(-0.1): must be in [0, 1]"},
@@ -528,7 +528,7 @@ func TestBadOptionsAreReportedWithoutCallingOp(t *testing.T) {
 		{"a nil jitter", retry.WithJitter(nil), "retry: WithJitter(<nil>): must not be nil"},
 		{"a nil classifier", retry.WithClassifier(nil), "retry: WithClassifier(<nil>): must not be nil"},
 		{"a nil hook", retry.WithHook(nil), "retry: WithHook(<nil>): must not be nil"},
-		{"a nil source", retry.WithRand(nil), "retry: WithRand(<nil>): must not be nil"},
+		{"a nil source", retry.WithJitterSource(nil), "retry: WithJitterSource(<nil>): must not be nil"},
 		{"a nil result classifier", retry.WithResult[int](nil), "retry: WithResult(<nil>): must not be nil"},
 		{"a nil option", nil, "retry: Option(<nil>): must not be nil"},
 		{"a bad policy", retry.WithPolicy(policy.Policy{MaxAttempts: -1}), "retry: WithPolicy(…): policy.Policy.MaxAttempts = -1"},
@@ -617,7 +617,7 @@ func TestSeededRandomnessReproducesTheWaits(t *testing.T) {
 		var got []time.Duration
 		synctest.Test(t, func(t *testing.T) {
 			s := always(errReset)
-			r, err := retry.New(retry.WithRand(jitter.NewSeeded(99)), retry.WithMaxAttempts(6))
+			r, err := retry.New(retry.WithJitterSource(jitter.NewSeeded(99)), retry.WithMaxAttempts(6))
 			require.NoError(t, err)
 			_ = r.Do(t.Context(), s.op)
 			got = s.gaps()
@@ -632,8 +632,8 @@ func TestSeededRandomnessReproducesTheWaits(t *testing.T) {
 func TestDecorrelatedJitterGrowsFromThePreviousWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := always(errReset)
-		r, err := retry.New(retry.WithMaxAttempts(8), retry.WithRand(jitter.NewSeeded(5)),
-			retry.WithBackoff(backoff.Constant(100*ms)), retry.WithJitter(jitter.Decorrelated{Base: 100 * ms, Cap: 5 * sec}))
+		r, err := retry.New(retry.WithMaxAttempts(8), retry.WithJitterSource(jitter.NewSeeded(5)),
+			retry.WithBackoff(backoff.Constant(100*ms)), retry.WithJitter(jitter.Decorrelated{Base: 100 * ms, MaxDelay: 5 * sec}))
 		require.NoError(t, err)
 		_ = r.Do(t.Context(), s.op)
 		prev := 100 * ms
@@ -663,11 +663,4 @@ func TestASharedRetrierIsSafeForConcurrentUse(t *testing.T) {
 		}
 		assert.Len(t, ev.list, 50*5, "3 attempts and 2 scheduled retries per call")
 	})
-}
-
-func TestValidateKey(t *testing.T) {
-	assert.NoError(t, retry.ValidateKey("run-7/step-2/3f9a"))
-	err := retry.ValidateKey(strings.Repeat("k", 300))
-	assert.ErrorIs(t, err, retry.ErrInvalid)
-	assert.Contains(t, err.Error(), "retry: idempotency key(kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk…): 300 characters: the limit is 255")
 }

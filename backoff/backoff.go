@@ -44,17 +44,17 @@ func (c Constant) Validate() error {
 	return nil
 }
 
-// Linear grows by Step after each attempt: min(Cap, Base + Step*(n-1)).
-// The zero value retries at once. A zero Cap means no cap.
+// Linear grows by Step after each attempt: min(MaxDelay, Base + Step*(n-1)).
+// The zero value retries at once. A zero MaxDelay means no cap.
 type Linear struct {
 	Base time.Duration // the first delay
 	Step time.Duration // added after each further attempt
-	Cap  time.Duration // the largest delay; 0 means no cap
+	MaxDelay  time.Duration // the largest delay; 0 means no cap
 }
 
 // Delay returns the delay after attempt n, saturating at the cap.
 func (l Linear) Delay(n int) time.Duration {
-	limit := capOrMax(l.Cap)
+	limit := maxOrInf(l.MaxDelay)
 	steps := time.Duration(clampAttempt(n) - 1)
 	if l.Base >= limit {
 		return limit
@@ -74,18 +74,18 @@ func (l Linear) Validate() error {
 	if err := nonNegative("Linear", "Step", l.Step); err != nil {
 		return err
 	}
-	return capAtLeastBase("Linear", l.Base, l.Cap)
+	return maxAtLeastBase("Linear", l.Base, l.MaxDelay)
 }
 
 // Exponential multiplies the delay by Factor after each attempt:
-// min(Cap, Base * Factor^(n-1)).
+// min(MaxDelay, Base * Factor^(n-1)).
 //
-// A zero Factor means 2, and a zero Cap means no cap. With a factor of 2 the
+// A zero Factor means 2, and a zero MaxDelay means no cap. With a factor of 2 the
 // delay is computed with a shift, without floating point.
 type Exponential struct {
 	Base   time.Duration // the first delay
 	Factor float64       // growth per attempt, at least 1; 0 means 2
-	Cap    time.Duration // the largest delay; 0 means no cap
+	MaxDelay    time.Duration // the largest delay; 0 means no cap
 }
 
 // Delay returns the delay after attempt n, saturating at the cap. The
@@ -94,11 +94,11 @@ func (e Exponential) Delay(n int) time.Duration {
 	if e.Factor != 0 && e.Factor != 2 {
 		return e.pow(n)
 	}
-	return sched.Doubling(e.Base, e.Cap, n)
+	return sched.Doubling(e.Base, e.MaxDelay, n)
 }
 
 func (e Exponential) pow(n int) time.Duration {
-	limit := capOrMax(e.Cap)
+	limit := maxOrInf(e.MaxDelay)
 	if e.Base <= 0 {
 		return 0 // however many multiplications (0 × +Inf would be NaN)
 	}
@@ -121,7 +121,7 @@ func (e Exponential) Validate() error {
 	if e.Factor != 0 && !(e.Factor >= 1 && e.Factor <= math.MaxFloat64) {
 		return fmt.Errorf("backoff.Exponential.Factor = %v: must be at least 1 (or 0 for the default 2)", e.Factor)
 	}
-	return capAtLeastBase("Exponential", e.Base, e.Cap)
+	return maxAtLeastBase("Exponential", e.Base, e.MaxDelay)
 }
 
 func clampAttempt(n int) int {
@@ -131,7 +131,7 @@ func clampAttempt(n int) int {
 	return n
 }
 
-func capOrMax(c time.Duration) time.Duration {
+func maxOrInf(c time.Duration) time.Duration {
 	if c <= 0 {
 		return maxDuration
 	}
@@ -145,12 +145,12 @@ func nonNegative(typ, field string, d time.Duration) error {
 	return nil
 }
 
-func capAtLeastBase(typ string, base, cap time.Duration) error {
+func maxAtLeastBase(typ string, base, cap time.Duration) error {
 	if cap < 0 {
-		return fmt.Errorf("backoff.%s.Cap = %v: must not be negative (0 means no cap)", typ, cap)
+		return fmt.Errorf("backoff.%s.MaxDelay = %v: must not be negative (0 means no cap)", typ, cap)
 	}
 	if cap != 0 && cap < base {
-		return fmt.Errorf("backoff.%s.Cap = %v: must not be below Base (%v)", typ, cap, base)
+		return fmt.Errorf("backoff.%s.MaxDelay = %v: must not be below Base (%v)", typ, cap, base)
 	}
 	return nil
 }

@@ -19,12 +19,12 @@ func TestSchedules(t *testing.T) {
 		want []time.Duration // Delay(1), Delay(2), ...
 	}{
 		{"constant waits the same after every attempt", backoff.Constant(50 * ms), []time.Duration{50 * ms, 50 * ms, 50 * ms}},
-		{"linear adds the step", backoff.Linear{Base: 100 * ms, Step: 50 * ms, Cap: 220 * ms}, []time.Duration{100 * ms, 150 * ms, 200 * ms, 220 * ms, 220 * ms}},
+		{"linear adds the step", backoff.Linear{Base: 100 * ms, Step: 50 * ms, MaxDelay: 220 * ms}, []time.Duration{100 * ms, 150 * ms, 200 * ms, 220 * ms, 220 * ms}},
 		{"linear without a step is constant", backoff.Linear{Base: 10 * ms}, []time.Duration{10 * ms, 10 * ms}},
-		{"exponential doubles by default", backoff.Exponential{Base: 100 * ms, Cap: time.Second}, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second}},
-		{"exponential with factor 3", backoff.Exponential{Base: 10 * ms, Factor: 3, Cap: time.Second}, []time.Duration{10 * ms, 30 * ms, 90 * ms, 270 * ms, 810 * ms, time.Second}},
+		{"exponential doubles by default", backoff.Exponential{Base: 100 * ms, MaxDelay: time.Second}, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second}},
+		{"exponential with factor 3", backoff.Exponential{Base: 10 * ms, Factor: 3, MaxDelay: time.Second}, []time.Duration{10 * ms, 30 * ms, 90 * ms, 270 * ms, 810 * ms, time.Second}},
 		{"exponential with factor 1 is constant", backoff.Exponential{Base: 10 * ms, Factor: 1}, []time.Duration{10 * ms, 10 * ms, 10 * ms}},
-		{"exponential with a cap below the first delay returns the cap", backoff.Exponential{Base: 0, Cap: 5 * ms}, []time.Duration{0, 0}},
+		{"exponential with a cap below the first delay returns the cap", backoff.Exponential{Base: 0, MaxDelay: 5 * ms}, []time.Duration{0, 0}},
 		{"func adapts a function", backoff.Func(func(n int) time.Duration { return time.Duration(n) * ms }), []time.Duration{ms, 2 * ms, 3 * ms}},
 	}
 	for _, tt := range tests {
@@ -37,7 +37,7 @@ func TestSchedules(t *testing.T) {
 }
 
 func TestAttemptsBelowOneCountAsOne(t *testing.T) {
-	e := backoff.Exponential{Base: 100 * ms, Cap: time.Second}
+	e := backoff.Exponential{Base: 100 * ms, MaxDelay: time.Second}
 	l := backoff.Linear{Base: 100 * ms, Step: ms}
 	for _, n := range []int{0, -1, math.MinInt} {
 		assert.Equal(t, 100*ms, e.Delay(n))
@@ -53,21 +53,21 @@ func TestHugeAttemptNumbersSaturateAtTheCap(t *testing.T) {
 			want = math.MaxInt64
 		}
 		for _, n := range []int{62, 63, 64, 100, 10_000, math.MaxInt} {
-			assert.Equal(t, want, backoff.Exponential{Base: 100 * ms, Cap: c}.Delay(n), "factor 2, cap %v, n %d", c, n)
+			assert.Equal(t, want, backoff.Exponential{Base: 100 * ms, MaxDelay: c}.Delay(n), "factor 2, cap %v, n %d", c, n)
 		}
 		for _, n := range []int{200, 10_000, math.MaxInt} {
-			assert.Equal(t, want, backoff.Exponential{Base: 100 * ms, Factor: 1.5, Cap: c}.Delay(n), "factor 1.5, cap %v, n %d", c, n)
+			assert.Equal(t, want, backoff.Exponential{Base: 100 * ms, Factor: 1.5, MaxDelay: c}.Delay(n), "factor 1.5, cap %v, n %d", c, n)
 		}
 		for _, n := range []int{3_000_000, math.MaxInt} {
-			assert.Equal(t, want, backoff.Linear{Base: 100 * ms, Step: time.Hour, Cap: c}.Delay(n), "linear, cap %v, n %d", c, n)
+			assert.Equal(t, want, backoff.Linear{Base: 100 * ms, Step: time.Hour, MaxDelay: c}.Delay(n), "linear, cap %v, n %d", c, n)
 		}
 	}
 }
 
 func TestAZeroBaseStaysZero(t *testing.T) {
 	for _, n := range []int{1, 63, 64, 10_000, math.MaxInt} {
-		assert.Zero(t, backoff.Exponential{Cap: 5 * ms}.Delay(n), "n=%d", n)
-		assert.Zero(t, backoff.Exponential{Factor: 3, Cap: 5 * ms}.Delay(n), "n=%d", n)
+		assert.Zero(t, backoff.Exponential{MaxDelay: 5 * ms}.Delay(n), "n=%d", n)
+		assert.Zero(t, backoff.Exponential{Factor: 3, MaxDelay: 5 * ms}.Delay(n), "n=%d", n)
 	}
 }
 
@@ -100,12 +100,12 @@ func TestValidate(t *testing.T) {
 		{"a factor below one", backoff.Exponential{Base: ms, Factor: 0.5}, "backoff.Exponential.Factor = 0.5: must be at least 1"},
 		{"an infinite factor", backoff.Exponential{Base: ms, Factor: math.Inf(1)}, "backoff.Exponential.Factor = +Inf"},
 		{"a NaN factor", backoff.Exponential{Base: ms, Factor: math.NaN()}, "backoff.Exponential.Factor = NaN"},
-		{"a cap below the base", backoff.Exponential{Base: time.Second, Cap: ms}, "backoff.Exponential.Cap = 1ms: must not be below Base (1s)"},
-		{"a negative cap", backoff.Linear{Base: ms, Cap: -1}, "backoff.Linear.Cap = -1ns: must not be negative"},
+		{"a cap below the base", backoff.Exponential{Base: time.Second, MaxDelay: ms}, "backoff.Exponential.MaxDelay = 1ms: must not be below Base (1s)"},
+		{"a negative cap", backoff.Linear{Base: ms, MaxDelay: -1}, "backoff.Linear.MaxDelay = -1ns: must not be negative"},
 		{"a negative step", backoff.Linear{Step: -ms}, "backoff.Linear.Step = -1ms"},
-		{"a valid exponential", backoff.Exponential{Base: ms, Factor: 2, Cap: time.Second}, ""},
+		{"a valid exponential", backoff.Exponential{Base: ms, Factor: 2, MaxDelay: time.Second}, ""},
 		{"the zero exponential", backoff.Exponential{}, ""},
-		{"a valid linear", backoff.Linear{Base: ms, Step: ms, Cap: ms}, ""},
+		{"a valid linear", backoff.Linear{Base: ms, Step: ms, MaxDelay: ms}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +124,7 @@ var sink time.Duration
 
 func BenchmarkExponential(b *testing.B) {
 	b.ReportAllocs()
-	e := backoff.Exponential{Base: 100 * ms, Cap: 30 * time.Second}
+	e := backoff.Exponential{Base: 100 * ms, MaxDelay: 30 * time.Second}
 	for i := range b.N {
 		sink = e.Delay(i&7 + 1)
 	}
@@ -132,7 +132,7 @@ func BenchmarkExponential(b *testing.B) {
 
 func BenchmarkExponentialFactor(b *testing.B) {
 	b.ReportAllocs()
-	e := backoff.Exponential{Base: 100 * ms, Factor: 1.5, Cap: 30 * time.Second}
+	e := backoff.Exponential{Base: 100 * ms, Factor: 1.5, MaxDelay: 30 * time.Second}
 	for i := range b.N {
 		sink = e.Delay(i&7 + 1)
 	}

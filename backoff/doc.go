@@ -13,14 +13,14 @@
 //	| schedule    | delay after attempt n              | zero values                          |
 //	|-------------|------------------------------------|--------------------------------------|
 //	| Constant(d) | d                                  | Constant(0): retry at once           |
-//	| Linear      | min(Cap, Base + Step*(n-1))        | Step 0: constant Base; Cap 0: no cap |
-//	| Exponential | min(Cap, Base * Factor^(n-1))      | Factor 0: 2; Cap 0: no cap           |
+//	| Linear      | min(MaxDelay, Base + Step*(n-1))        | Step 0: constant Base; MaxDelay 0: no cap |
+//	| Exponential | min(MaxDelay, Base * Factor^(n-1))      | Factor 0: 2; MaxDelay 0: no cap           |
 //
 // "No cap" means the schedule saturates at the largest time.Duration; the retry
 // policy's MaxDelay still bounds every wait the retry loop sleeps.
 //
 // The retry package's default schedule is Exponential{Base: 100ms, Factor: 2,
-// Cap: 10s}.
+// MaxDelay: 10s}.
 //
 // Schedules validate themselves (Validate) instead of panicking: retry.New
 // calls Validate and reports a bad schedule as an error naming the field and

@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleExponential() {
-	b := backoff.Exponential{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second}
+	b := backoff.Exponential{Base: 100 * time.Millisecond, Factor: 2, MaxDelay: time.Second}
 	for n := 1; n <= 6; n++ {
 		fmt.Println(n, b.Delay(n))
 	}
@@ -24,7 +24,7 @@ func ExampleExponential() {
 }
 
 func ExampleLinear() {
-	b := backoff.Linear{Base: time.Second, Step: 500 * time.Millisecond, Cap: 2 * time.Second}
+	b := backoff.Linear{Base: time.Second, Step: 500 * time.Millisecond, MaxDelay: 2 * time.Second}
 	fmt.Println(b.Delay(1), b.Delay(2), b.Delay(3), b.Delay(4))
 	// Output: 1s 1.5s 2s 2s
 }

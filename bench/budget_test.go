@@ -8,7 +8,6 @@ import (
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/policy"
 )
 
 // BenchmarkBudget is DoSuccess from every core at once through a prebuilt
@@ -28,10 +27,10 @@ func BenchmarkBudget(b *testing.B) {
 		})
 	}
 	b.Run("retry", func(b *testing.B) {
-		run(b, must(retry.New(retry.WithBudget(must(policy.NewTokenBucket(policy.TokenBucketConfig{}))))))
+		run(b, must(retry.New(retry.WithBudget(must(budget.NewTokenBucket(budget.TokenBucketConfig{}))))))
 	})
 	b.Run("retry_ratio", func(b *testing.B) {
-		run(b, must(retry.New(retry.WithBudget(must(policy.NewRatioBudget(policy.RatioBudgetConfig{}))))))
+		run(b, must(retry.New(retry.WithBudget(must(budget.NewRatio(budget.RatioConfig{}))))))
 	})
 	b.Run("failsafe", func(b *testing.B) {
 		ex := failsafe.With[any](retrypolicy.NewBuilder[any]().WithMaxAttempts(3).WithBudget(budget.New()).Build())

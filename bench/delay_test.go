@@ -27,7 +27,7 @@ var sink time.Duration
 // delayPolicy is the policy the retry loop consults, with full jitter.
 func delayPolicy() policy.Policy {
 	return policy.Policy{
-		Backoff:  backoff.Exponential{Base: delayBase, Factor: 2, Cap: delayCap},
+		Backoff:  backoff.Exponential{Base: delayBase, Factor: 2, MaxDelay: delayCap},
 		Jitter:   jitter.Full{},
 		MaxDelay: delayCap,
 	}

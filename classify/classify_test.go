@@ -259,13 +259,13 @@ func TestGatewayKinds(t *testing.T) {
 
 type gaveUp struct{ error }
 
-func (gaveUp) Retried() bool { return true }
+func (gaveUp) Final() bool { return true }
 
-func TestRetried(t *testing.T) {
+func TestFinal(t *testing.T) {
 	inner := gaveUp{status(503, "")}
-	assert.Equal(t, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonRetriedInside}, classify.Retried(fmt.Errorf("step 2: %w", inner)))
-	assert.Equal(t, classify.Decision{}, classify.Retried(status(503, "")))
-	assert.Equal(t, classify.Decision{}, classify.Retried(nil))
+	assert.Equal(t, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonRetriedInside}, classify.Final(fmt.Errorf("step 2: %w", inner)))
+	assert.Equal(t, classify.Decision{}, classify.Final(status(503, "")))
+	assert.Equal(t, classify.Decision{}, classify.Final(nil))
 }
 
 func BenchmarkClassifyEach(b *testing.B) {

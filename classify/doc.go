@@ -16,7 +16,7 @@
 //
 //	| failure                                              | decision                               |
 //	|------------------------------------------------------|----------------------------------------|
-//	| an error a retry loop gave up on (Retried)           | stop: retry in one layer               |
+//	| an error a retry loop gave up on (Final)           | stop: retry in one layer               |
 //	| ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
 //	| Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
 //	| context.Canceled                                     | stop: the caller gave up               |
@@ -38,7 +38,7 @@
 // RetryAfter() time.Duration. Errors are searched through Unwrap, both forms,
 // without reflection or allocation.
 //
-// The retry loop applies Retried before the caller's classifiers too: an
+// The retry loop applies Final before the caller's classifiers too: an
 // error that an inner retry loop already gave up on is never retried again.
 //
 // A successful result can be classified too (ResultFunc): Completion encodes

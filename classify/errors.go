@@ -47,7 +47,7 @@ func Default(err error) Decision {
 		return Decision{}
 	}
 	f := scan(err)
-	if f.retried { // an inner loop's final error: see Retried
+	if f.retried { // an inner loop's final error: see Final
 		return Decision{Verdict: Stop, Reason: ReasonRetriedInside}
 	}
 	// The rules in order of precedence, called directly so f stays on the stack.

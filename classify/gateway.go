@@ -69,12 +69,12 @@ func UpstreamOnce(err error) Decision {
 	return Decision{}
 }
 
-// Retried stops on an error that a retry loop already gave up on: any error
-// in the chain with a method Retried() bool that returns true, as the retry
+// Final stops on an error that a retry loop already gave up on: any error
+// in the chain with a method Final() bool that returns true, as the retry
 // package's *Error has. Retrying it again would multiply the attempts of the
 // inner loop (3 × 3 × 3 = 27 calls for three layers): retry in one layer.
 // The retry loop applies it before any other classifier.
-func Retried(err error) Decision {
+func Final(err error) Decision {
 	if f := scan(err); f.retried {
 		return Decision{Verdict: Stop, Reason: ReasonRetriedInside}
 	}

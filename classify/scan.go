@@ -13,7 +13,7 @@ type (
 	statusCoder  interface{ HTTPStatusCode() int }
 	retryAfterer interface{ RetryAfter() time.Duration }
 	timeouter    interface{ Timeout() bool }
-	retrier      interface{ Retried() bool }
+	retrier      interface{ Final() bool }
 	iser         interface{ Is(error) bool }
 )
 
@@ -97,7 +97,7 @@ func (f *facts) noteInterfaces(err error) {
 	if t, ok := err.(timeouter); ok && t.Timeout() {
 		f.timeout = true
 	}
-	if r, ok := err.(retrier); ok && r.Retried() {
+	if r, ok := err.(retrier); ok && r.Final() {
 		f.retried = true
 	}
 	if i, ok := err.(iser); ok {

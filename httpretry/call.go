@@ -130,8 +130,8 @@ func (e *NotRetriedError) Error() string {
 // Unwrap returns the attempt's failure.
 func (e *NotRetriedError) Unwrap() error { return e.Err }
 
-// Retried reports true: no enclosing retry loop may resend the request.
-func (e *NotRetriedError) Retried() bool { return true }
+// Final reports true: no enclosing retry loop may resend the request.
+func (e *NotRetriedError) Final() bool { return true }
 
 // LogValue reports the error for log/slog: method, redacted URL, reason.
 func (e *NotRetriedError) LogValue() slog.Value {

@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/stream"
 )
 
 func ExampleNewClient() {
@@ -69,7 +70,7 @@ func ExampleOpenSSE() {
 	defer srv.Close()
 
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	stream, err := retry.OpenStream(context.Background(), nil, httpretry.OpenSSE(nil, req))
+	stream, err := stream.Open(context.Background(), nil, httpretry.OpenSSE(nil, req))
 	if err != nil {
 		fmt.Println(err) // refused before the first event, after retries
 		return

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/stream"
 )
 
 // MaxEventLine bounds one line of an event stream.
@@ -41,7 +41,7 @@ type EventError struct {
 func (e *EventError) Error() string { return "httpretry: the stream reported an error: " + e.Message }
 
 // SSE reads a text/event-stream body as a stream of events: it implements
-// retry.Chunks[Event]. An in-band error becomes an *EventError; the data
+// stream.Chunks[Event]. An in-band error becomes an *EventError; the data
 // "[DONE]" ends the stream like the end of the body.
 type SSE struct {
 	body io.ReadCloser
@@ -49,7 +49,7 @@ type SSE struct {
 	id   string // the last event ID, kept across events
 }
 
-var _ retry.Chunks[Event] = (*SSE)(nil)
+var _ stream.Chunks[Event] = (*SSE)(nil)
 
 // NewSSE reads events from body.
 func NewSSE(body io.ReadCloser) *SSE {
@@ -186,7 +186,7 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// OpenSSE returns the open function of retry.OpenStream for one event-stream
+// OpenSSE returns the open function of stream.Open for one event-stream
 // request: each attempt sends req (with its body rewound) through client. A
 // response with an error status is a *classify.StatusError — retried, with
 // its Retry-After, before the stream begins; a 2xx that is not an event
@@ -196,12 +196,12 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 // transport's breakers, cooldowns and error kinds (WithKind), and its retries
 // stand for the stream's: the stream's loop does not retry what the
 // transport gave up on (retry in one layer).
-func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (retry.Chunks[Event], error) {
+func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stream.Chunks[Event], error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
 	attempt := 0
-	return func(ctx context.Context) (retry.Chunks[Event], error) {
+	return func(ctx context.Context) (stream.Chunks[Event], error) {
 		attempt++
 		r := req.Clone(ctx)
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {

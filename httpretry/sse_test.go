@@ -12,6 +12,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -148,7 +149,7 @@ func TestOpenSSE(t *testing.T) {
 			srv, opens := llm(t, tt.end)
 			c := &http.Client{Transport: base(t)}
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat", strings.NewReader(`{"stream":true}`))
-			s, err := retry.OpenStream(t.Context(), quick(t, retry.Idempotent()), httpretry.OpenSSE(c, req))
+			s, err := stream.Open(t.Context(), quick(t, retry.Idempotent()), httpretry.OpenSSE(c, req))
 			require.NoError(t, err)
 			defer s.Close()
 			assert.Equal(t, 2, *opens, "the refusal before the stream began was retried")
@@ -160,7 +161,7 @@ func TestOpenSSE(t *testing.T) {
 						t.Fatalf("unexpected error: %v", err)
 					}
 					assert.ErrorContains(t, err, tt.wantErr)
-					var serr *retry.StreamError[httpretry.Event]
+					var serr *stream.Error[httpretry.Event]
 					require.ErrorAs(t, err, &serr)
 					assert.Equal(t, tt.delivered, serr.Delivered)
 					break
@@ -177,7 +178,7 @@ func TestOpenSSERefusesWhatIsNotAStream(t *testing.T) {
 	srv := newServer(t, reply{status: 200, body: "{}", header: http.Header{"Content-Type": {"application/json"}}})
 	c := &http.Client{Transport: base(t)}
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	_, err := retry.OpenStream(t.Context(), quick(t), httpretry.OpenSSE(c, req))
+	_, err := stream.Open(t.Context(), quick(t), httpretry.OpenSSE(c, req))
 	assert.ErrorContains(t, err, `answered "application/json", not an event stream`)
 	assert.Equal(t, 1, srv.count())
 	var se *classify.StatusError
@@ -194,7 +195,7 @@ func TestOpenSSEThroughATransportUsesItsClassification(t *testing.T) {
 	}
 	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithKind(kind))
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	_, err := retry.OpenStream(t.Context(), quick(t), httpretry.OpenSSE(c, req))
+	_, err := stream.Open(t.Context(), quick(t), httpretry.OpenSSE(c, req))
 	assert.ErrorIs(t, err, classify.ErrSpendCap, "the transport read the kind from the body")
 	assert.Equal(t, 1, srv.count(), "a spend cap is never retried, by either loop")
 }

@@ -19,7 +19,7 @@ const maxErrorBody = 64 << 10
 // For a request that carries a key — in its Idempotency-Key header, or in its
 // context (retry.WithIdempotencyKey) — it:
 //
-//   - checks the key before sending (retry.ValidateKey: at most 255
+//   - checks the key before sending (idempotency.ValidateKey: at most 255
 //     characters, no control characters), and fails the request otherwise;
 //   - sets the header from the context, so that every attempt of a retried
 //     call sends the same key;

@@ -44,7 +44,7 @@ type Result struct {
 // default, releases the key so that a retry runs fn again; KeepFailures keeps
 // the failure for the window instead (ErrStoredFailure).
 //
-// The key is checked with retry.ValidateKey; a bad key or a nil argument is a
+// The key is checked with idempotency.ValidateKey; a bad key or a nil argument is a
 // *retry.InvalidError and nothing is stored. Errors of the idempotency layer
 // are *Error: ErrKeyReuse, ErrNotRetained and ErrStoredFailure are marked
 // permanent for the retry loop (classify.Permanent), ErrInProgress retryable.

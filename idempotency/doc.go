@@ -9,7 +9,7 @@
 // identity, DeriveKey(run, step, fingerprint) for a step of a job, so that a
 // resumed job replays instead of paying twice — and sent with every retry of
 // the call. Keys are at most 255 characters without control characters
-// (retry.ValidateKey), checked before anything is stored or sent.
+// (idempotency.ValidateKey), checked before anything is stored or sent.
 //
 // A Fingerprint is a hash of the request as the caller sends it, stored with
 // the key. The same key with another fingerprint is ErrKeyReuse: never

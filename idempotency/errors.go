@@ -3,7 +3,8 @@ package idempotency
 import (
 	"errors"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/retrykit/retry/internal/keys"
 )
 
 // Reasons an idempotent call did not return a fresh or replayed result. Do,
@@ -65,7 +66,7 @@ type Error struct {
 func (e *Error) Error() string {
 	s := "idempotency: " + e.Reason.Error()
 	if e.Key != "" {
-		s += " (key " + strconv.Quote(abbreviate(e.Key)) + ")"
+		s += " (key " + strconv.Quote(keys.Abbreviate(e.Key)) + ")"
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -79,22 +80,6 @@ func (e *Error) Unwrap() []error {
 		return []error{e.Reason}
 	}
 	return []error{e.Reason, e.Err}
-}
-
-// abbreviate keeps messages short when a key is long.
-func abbreviate(s string) string {
-	const keep = 40
-	if utf8.RuneCountInString(s) <= keep+8 {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == keep {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }
 
 // storeError wraps a store's failure; a fencing refusal keeps its own reason.

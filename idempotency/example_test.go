@@ -87,7 +87,7 @@ func ExampleDeriveKey() {
 
 func ExampleNewKey() {
 	key := idempotency.NewKey() // once per logical call, before its first attempt
-	fmt.Println(len(key), retry.ValidateKey(key))
+	fmt.Println(len(key), idempotency.ValidateKey(key))
 	// Output:
 	// 26 <nil>
 }

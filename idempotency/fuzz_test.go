@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/retrykit/retry"
 )
 
 // The parsers of outside input: stored records (a store's bytes may be
@@ -71,7 +69,7 @@ func FuzzParseKeyHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if retry.ValidateKey(key) != nil || utf8.RuneCountInString(key) > retry.MaxKeyLength {
+		if ValidateKey(key) != nil || utf8.RuneCountInString(key) > MaxKeyLength {
 			t.Fatalf("accepted key %q breaks the key rules", key)
 		}
 		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
@@ -103,7 +101,7 @@ func FuzzDeriveKey(f *testing.F) {
 			return
 		}
 		again, _ := DeriveKey(a, b)
-		if key != again || len(key) != 64 || retry.ValidateKey(key) != nil {
+		if key != again || len(key) != 64 || ValidateKey(key) != nil {
 			t.Fatalf("DeriveKey(%q, %q) = %q, then %q", a, b, key, again)
 		}
 		if swapped, _ := DeriveKey(b, a); a != b && swapped == key {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/keys"
 )
 
 // NewKey returns a random idempotency key (26 characters, 130 random bits)
@@ -80,5 +81,20 @@ func writePart(h hash.Hash, p []byte) {
 	h.Write(p)
 }
 
+// MaxKeyLength is the longest idempotency key accepted, in characters: the
+// limit of Stripe and of LLM gateways, checked before anything is sent.
+const MaxKeyLength = keys.MaxLength
+
+// ValidateKey reports whether key is usable as an idempotency key: non-empty,
+// valid UTF-8, at most MaxKeyLength characters and free of control
+// characters. The error is a *retry.InvalidError naming the key
+// (abbreviated); retry.WithIdempotencyKey applies the same rules.
+func ValidateKey(key string) error {
+	if err := keys.Validate(key); err != nil {
+		return &retry.InvalidError{Name: "idempotency.ValidateKey", Value: keys.Abbreviate(key), Err: err}
+	}
+	return nil
+}
+
 // validKey checks a caller's key with the library's one rule set.
-func validKey(key string) error { return retry.ValidateKey(key) }
+func validKey(key string) error { return ValidateKey(key) }

@@ -224,7 +224,7 @@ var errNoKey = errors.New("no Idempotency-Key")
 
 // parseKeyHeader reads the Idempotency-Key field: a bare token, as Stripe's
 // clients send it, or a structured-field string (RFC 8941), as the IETF
-// draft specifies; either way a key the library accepts (retry.ValidateKey).
+// draft specifies; either way a key the library accepts (idempotency.ValidateKey).
 func parseKeyHeader(values []string) (string, error) {
 	switch {
 	case len(values) == 0 || len(values) == 1 && strings.TrimSpace(values[0]) == "":

@@ -10,7 +10,7 @@
 //	|-----------------|-------------------------------------------------|--------------------------------------------|
 //	| Full (default)  | uniform in [0, d)                               | almost always: least work for the server   |
 //	| Equal           | d/2 + uniform in [0, d/2)                       | when some minimum wait matters             |
-//	| Decorrelated    | min(Cap, uniform in [Base, 3*prev))             | AWS's formula; grows from the last delay   |
+//	| Decorrelated    | min(MaxDelay, uniform in [Base, 3*prev))             | AWS's formula; grows from the last delay   |
 //	| Proportional(f) | uniform in [d*(1-f), d*(1+f))                   | cenkalti/backoff's randomization factor    |
 //	| None            | d                                               | tests and schedules that must be exact     |
 //

@@ -18,7 +18,7 @@ func ExampleFull() {
 }
 
 func ExampleDecorrelated() {
-	j := jitter.Decorrelated{Base: 100 * time.Millisecond, Cap: 2 * time.Second}
+	j := jitter.Decorrelated{Base: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
 	src := jitter.NewSeeded(1)
 	prev := time.Duration(0)
 	for range 5 {

@@ -73,17 +73,17 @@ func (f Proportional) Validate() error {
 	return nil
 }
 
-// Decorrelated is AWS's "decorrelated jitter": min(Cap, uniform in
+// Decorrelated is AWS's "decorrelated jitter": min(MaxDelay, uniform in
 // [Base, 3*prev)), where prev is the previous delay (Base before the first
 // retry). It ignores the schedule's growth and grows from its own last value,
 // so pair it with a constant schedule, or use the nominal delay as the base by
 // leaving Base zero.
 type Decorrelated struct {
 	Base time.Duration // the smallest delay; 0 means the nominal delay d
-	Cap  time.Duration // the largest delay; 0 means no cap beyond the policy's MaxDelay
+	MaxDelay  time.Duration // the largest delay; 0 means no cap beyond the policy's MaxDelay
 }
 
-// Apply returns min(Cap, uniform in [Base, 3*prev)).
+// Apply returns min(MaxDelay, uniform in [Base, 3*prev)).
 func (j Decorrelated) Apply(d, prev time.Duration, r uint64) time.Duration {
 	base := j.Base
 	if base <= 0 {
@@ -95,8 +95,8 @@ func (j Decorrelated) Apply(d, prev time.Duration, r uint64) time.Duration {
 		hi = 3 * prev
 	}
 	v := base + scale(hi-base, r)
-	if j.Cap > 0 && v > j.Cap {
-		return j.Cap
+	if j.MaxDelay > 0 && v > j.MaxDelay {
+		return j.MaxDelay
 	}
 	return v
 }
@@ -106,8 +106,8 @@ func (j Decorrelated) Validate() error {
 	if j.Base < 0 {
 		return fmt.Errorf("jitter.Decorrelated.Base = %v: must not be negative", j.Base)
 	}
-	if j.Cap < 0 || (j.Cap > 0 && j.Cap < j.Base) {
-		return fmt.Errorf("jitter.Decorrelated.Cap = %v: must be 0 (no cap) or at least Base (%v)", j.Cap, j.Base)
+	if j.MaxDelay < 0 || (j.MaxDelay > 0 && j.MaxDelay < j.Base) {
+		return fmt.Errorf("jitter.Decorrelated.MaxDelay = %v: must be 0 (no cap) or at least Base (%v)", j.MaxDelay, j.Base)
 	}
 	return nil
 }

@@ -32,9 +32,9 @@ func TestBoundsAtTheExtremesOfTheRandomNumber(t *testing.T) {
 		{"equal stays in [d/2, d)", jitter.Equal{}, 0, d / 2, d - 1},
 		{"proportional 0.5 stays in [d/2, 3d/2)", jitter.Proportional(0.5), 0, d / 2, 3 * d / 2},
 		{"proportional 0 is exact", jitter.Proportional(0), 0, d, d},
-		{"decorrelated starts in [base, 3*base)", jitter.Decorrelated{Base: 100 * ms, Cap: 10 * d}, 0, 100 * ms, 300 * ms},
-		{"decorrelated grows from prev", jitter.Decorrelated{Base: 100 * ms, Cap: 10 * d}, d, 100 * ms, 3 * d},
-		{"decorrelated stops at the cap", jitter.Decorrelated{Base: 100 * ms, Cap: 2 * d}, 5 * d, 100 * ms, 2 * d},
+		{"decorrelated starts in [base, 3*base)", jitter.Decorrelated{Base: 100 * ms, MaxDelay: 10 * d}, 0, 100 * ms, 300 * ms},
+		{"decorrelated grows from prev", jitter.Decorrelated{Base: 100 * ms, MaxDelay: 10 * d}, d, 100 * ms, 3 * d},
+		{"decorrelated stops at the cap", jitter.Decorrelated{Base: 100 * ms, MaxDelay: 2 * d}, 5 * d, 100 * ms, 2 * d},
 		{"decorrelated without a base uses the nominal delay", jitter.Decorrelated{}, 0, d, 3 * d},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestValidate(t *testing.T) {
 		{"negative proportional", jitter.Proportional(-0.1), "jitter.Proportional(-0.1)"},
 		{"NaN proportional", jitter.Proportional(math.NaN()), "jitter.Proportional(NaN)"},
 		{"decorrelated negative base", jitter.Decorrelated{Base: -1}, "jitter.Decorrelated.Base = -1ns"},
-		{"decorrelated cap below base", jitter.Decorrelated{Base: ms, Cap: 1}, "jitter.Decorrelated.Cap = 1ns"},
+		{"decorrelated cap below base", jitter.Decorrelated{Base: ms, MaxDelay: 1}, "jitter.Decorrelated.MaxDelay = 1ns"},
 		{"proportional one", jitter.Proportional(1), ""},
 		{"decorrelated zero", jitter.Decorrelated{}, ""},
 	}

@@ -15,7 +15,7 @@
 //	| AttemptTimeout | no per-attempt timeout                                      |
 //	| MaxDelay       | 30s: the longest single wait; a longer Retry-After is        |
 //	|                | returned to the caller instead of slept                     |
-//	| Backoff        | backoff.Exponential{Base: 100ms, Factor: 2, Cap: 10s}        |
+//	| Backoff        | backoff.Exponential{Base: 100ms, Factor: 2, MaxDelay: 10s}        |
 //	| Jitter         | jitter.Full{}                                               |
 //	| Strict         | false: an unrecognised error is retried ("unclassified")    |
 //	| Idempotent     | false: a timed-out attempt is not retried without a key     |

@@ -13,7 +13,7 @@ import (
 func ExamplePolicy_Next() {
 	p := policy.Policy{
 		MaxAttempts: 3,
-		Backoff:     backoff.Exponential{Base: time.Second, Cap: 10 * time.Second},
+		Backoff:     backoff.Exponential{Base: time.Second, MaxDelay: 10 * time.Second},
 		Jitter:      jitter.None{},
 	}
 	unavailable := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable}
@@ -37,36 +37,4 @@ func ExampleLLMCall() {
 	// Output:
 	// 4 true 1m0s
 	// 1m30s wait too long
-}
-
-func ExampleNewTokenBucket() {
-	// The defaults: 500 tokens, 5 per failure (10 per timeout), 1 back per
-	// success, no retry at or below 250.
-	bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{})
-	for range 50 {
-		bucket.Record(policy.Attempt{Outcome: policy.Failed})
-	}
-	fmt.Println(bucket.Allow(), bucket.State().Tokens)
-	for range 10 {
-		bucket.Record(policy.Attempt{Outcome: policy.Succeeded})
-	}
-	fmt.Println(bucket.Allow(), bucket.State().Tokens)
-	// Output:
-	// false 250
-	// true 260
-}
-
-func ExampleNewRatioBudget() {
-	budget, _ := policy.NewRatioBudget(policy.RatioBudgetConfig{Percent: 0.1, Window: time.Minute, MinPerSecond: -1})
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for range 50 {
-		budget.RecordAt(now, policy.Attempt{}) // 50 calls made their first attempt
-	}
-	retries := 0
-	for budget.AllowAt(now) {
-		retries++
-	}
-	st := budget.StateAt(now)
-	fmt.Println(retries, st.Calls, st.Ratio, st.Denied)
-	// Output: 5 50 0.1 1
 }

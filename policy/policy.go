@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/sched"
 	"github.com/retrykit/retry/jitter"
@@ -26,9 +27,9 @@ const (
 )
 
 // DefaultBackoff returns the schedule used when Policy.Backoff is nil:
-// Exponential{Base: 100ms, Factor: 2, Cap: 10s}.
+// Exponential{Base: 100ms, Factor: 2, MaxDelay: 10s}.
 func DefaultBackoff() backoff.Exponential {
-	return backoff.Exponential{Base: DefaultBase, Factor: DefaultFactor, Cap: DefaultCap}
+	return backoff.Exponential{Base: DefaultBase, Factor: DefaultFactor, MaxDelay: DefaultCap}
 }
 
 // retryAfterSpread bounds the small positive jitter added to a server's
@@ -68,7 +69,7 @@ type Policy struct {
 	// Budget, shared by every call that uses it, can refuse a retry the rest
 	// of the policy allows. nil means no budget. Next does not consult it:
 	// the retry loop does, after Next says Continue.
-	Budget Budget
+	Budget budget.Budget
 }
 
 // Stop is the outcome of Next: Continue, or why the call must stop.
@@ -167,7 +168,7 @@ func (p *Policy) Delay(n int, prev, retryAfter time.Duration, r uint64) time.Dur
 	if _, full := p.Jitter.(jitter.Full); full || p.Jitter == nil {
 		// Factor 0 or 2, in one integer test: the bits of 2.0 are one bit more than 0.0's.
 		if b, ok := p.Backoff.(backoff.Exponential); ok && math.Float64bits(b.Factor)&^math.Float64bits(2) == 0 {
-			return p.clamp(jitter.Full{}.Apply(sched.Doubling(b.Base, b.Cap, n), prev, r))
+			return p.clamp(jitter.Full{}.Apply(sched.Doubling(b.Base, b.MaxDelay, n), prev, r))
 		}
 		if p.Backoff == nil {
 			return p.clamp(jitter.Full{}.Apply(sched.Doubling(DefaultBase, DefaultCap, n), prev, r))

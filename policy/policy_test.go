@@ -27,7 +27,7 @@ var (
 	after   = func(d time.Duration) classify.Decision {
 		return classify.Decision{Verdict: classify.Retry, Reason: "x", RetryAfter: d}
 	}
-	exact    = policy.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: 100 * ms, Cap: sec}, Jitter: jitter.None{}}
+	exact    = policy.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: 100 * ms, MaxDelay: sec}, Jitter: jitter.None{}}
 	withKey  = policy.State{Attempt: 1, ClassFailures: 1, Keyed: true}
 	first    = policy.State{Attempt: 1, ClassFailures: 1}
 	attempts = func(n int) policy.State { return policy.State{Attempt: n, ClassFailures: 1} }
@@ -90,7 +90,7 @@ func TestNext(t *testing.T) {
 }
 
 func TestTenAttemptsNeverExceedTheCap(t *testing.T) {
-	p := policy.Policy{MaxAttempts: 10, MaxDelay: 60 * sec, Backoff: backoff.Exponential{Base: sec, Cap: 60 * sec}}
+	p := policy.Policy{MaxAttempts: 10, MaxDelay: 60 * sec, Backoff: backoff.Exponential{Base: sec, MaxDelay: 60 * sec}}
 	src := jitter.NewSeeded(3)
 	prev := time.Duration(0)
 	for n := 1; n < 10; n++ {
@@ -106,7 +106,7 @@ func TestTenAttemptsNeverExceedTheCap(t *testing.T) {
 }
 
 func TestDecorrelatedJitterGetsThePreviousDelay(t *testing.T) {
-	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Constant(100 * ms), Jitter: jitter.Decorrelated{Cap: 10 * sec}}
+	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Constant(100 * ms), Jitter: jitter.Decorrelated{MaxDelay: 10 * sec}}
 	d, _ := p.Next(policy.State{Attempt: 3, ClassFailures: 3, Prev: 2 * sec}, retry, math.MaxUint64)
 	assert.InDelta(t, float64(6*sec), float64(d), float64(ms), "up to 3 × prev")
 	d, _ = p.Next(policy.State{Attempt: 3, ClassFailures: 3, Prev: 5 * sec}, retry, math.MaxUint64)
@@ -184,7 +184,7 @@ var sinkD time.Duration
 
 func BenchmarkNext(b *testing.B) {
 	b.ReportAllocs()
-	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Exponential{Base: 100 * ms, Cap: 30 * sec}}
+	p := policy.Policy{MaxAttempts: 10, Backoff: backoff.Exponential{Base: 100 * ms, MaxDelay: 30 * sec}}
 	for i := range b.N {
 		sinkD, _ = p.Next(policy.State{Attempt: i&7 + 1, ClassFailures: 1}, retry, uint64(i)*0x9e3779b97f4a7c15)
 	}

@@ -15,7 +15,7 @@ func LLMCall() Policy {
 	return Policy{
 		MaxAttempts: 4,
 		MaxDelay:    60 * time.Second,
-		Backoff:     backoff.Exponential{Base: 2 * time.Second, Factor: 2, Cap: 60 * time.Second},
+		Backoff:     backoff.Exponential{Base: 2 * time.Second, Factor: 2, MaxDelay: 60 * time.Second},
 		Jitter:      jitter.Full{},
 		Strict:      true,
 	}
@@ -27,7 +27,7 @@ func DBWrite() Policy {
 	return Policy{
 		MaxAttempts: 4,
 		MaxDelay:    time.Second,
-		Backoff:     backoff.Exponential{Base: 100 * time.Millisecond, Factor: 2, Cap: time.Second},
+		Backoff:     backoff.Exponential{Base: 100 * time.Millisecond, Factor: 2, MaxDelay: time.Second},
 		Jitter:      jitter.Full{},
 	}
 }
@@ -38,7 +38,7 @@ func EmailSend() Policy {
 	return Policy{
 		MaxAttempts: 4,
 		MaxDelay:    30 * time.Second,
-		Backoff:     backoff.Exponential{Base: time.Second, Factor: 2, Cap: 10 * time.Second},
+		Backoff:     backoff.Exponential{Base: time.Second, Factor: 2, MaxDelay: 10 * time.Second},
 		Jitter:      jitter.Full{},
 	}
 }
@@ -50,7 +50,7 @@ func Payment() Policy {
 	return Policy{
 		MaxAttempts: 4,
 		MaxDelay:    60 * time.Second,
-		Backoff:     backoff.Exponential{Base: 2 * time.Second, Factor: 2, Cap: 30 * time.Second},
+		Backoff:     backoff.Exponential{Base: 2 * time.Second, Factor: 2, MaxDelay: 30 * time.Second},
 		Jitter:      jitter.Full{},
 		Strict:      true,
 		RequireKey:  true,

@@ -71,7 +71,7 @@ func (s *Stateful) Reset() {
 func From(b cbackoff.BackOff) (backoff.Backoff, jitter.Jitter, error) {
 	switch b := b.(type) {
 	case *cbackoff.ExponentialBackOff:
-		s := backoff.Exponential{Base: b.InitialInterval, Factor: b.Multiplier, Cap: b.MaxInterval}
+		s := backoff.Exponential{Base: b.InitialInterval, Factor: b.Multiplier, MaxDelay: b.MaxInterval}
 		if b.Multiplier == 0 {
 			s.Factor = 1 // v4 multiplies by 0 and then clamps to InitialInterval: a constant
 		}

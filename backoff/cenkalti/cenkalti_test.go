@@ -17,7 +17,7 @@ import (
 const ms = time.Millisecond
 
 func TestBackOffFollowsTheSchedule(t *testing.T) {
-	b := cenkalti.BackOff(backoff.Exponential{Base: 10 * ms, Cap: 50 * ms}, nil)
+	b := cenkalti.BackOff(backoff.Exponential{Base: 10 * ms, MaxDelay: 50 * ms}, nil)
 	want := []time.Duration{10 * ms, 20 * ms, 40 * ms, 50 * ms, 50 * ms}
 	for i, w := range want {
 		assert.Equal(t, w, b.NextBackOff(), "call %d", i+1)

@@ -33,7 +33,7 @@ func ExampleFrom() {
 
 func ExampleBackOff() {
 	// Code that still calls v4's Retry can use a schedule of this module.
-	b := cenkalti.BackOff(backoff.Exponential{Base: 100 * time.Millisecond, Cap: time.Second}, nil)
+	b := cenkalti.BackOff(backoff.Exponential{Base: 100 * time.Millisecond, MaxDelay: time.Second}, nil)
 	fmt.Println(b.NextBackOff(), b.NextBackOff(), b.NextBackOff())
 	// Output: 100ms 200ms 400ms
 }

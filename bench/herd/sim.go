@@ -21,7 +21,7 @@ const (
 )
 
 // schedule is the nominal backoff every backing-off strategy starts from.
-var schedule = backoff.Exponential{Base: base, Factor: 2, Cap: maxWait}
+var schedule = backoff.Exponential{Base: base, Factor: 2, MaxDelay: maxWait}
 
 // A strategy is how a client waits after a failed write: a retry policy whose
 // Delay is exactly the wait the retry loop would sleep.
@@ -37,7 +37,7 @@ var strategies = []strategy{
 	{"exponential", policy.Policy{Backoff: schedule, Jitter: jitter.None{}, MaxDelay: maxWait}},
 	{"full", policy.Policy{Backoff: schedule, Jitter: jitter.Full{}, MaxDelay: maxWait}},
 	{"equal", policy.Policy{Backoff: schedule, Jitter: jitter.Equal{}, MaxDelay: maxWait}},
-	{"decorrelated", policy.Policy{Backoff: schedule, Jitter: jitter.Decorrelated{Base: base, Cap: maxWait}, MaxDelay: maxWait}},
+	{"decorrelated", policy.Policy{Backoff: schedule, Jitter: jitter.Decorrelated{Base: base, MaxDelay: maxWait}, MaxDelay: maxWait}},
 }
 
 // outcome is what one run measured: the writes the server saw and when the

@@ -132,7 +132,7 @@ func report(w io.Writer, what string, calls int, start time.Time, ok string, err
 func scaled(p policy.Policy, speed float64) policy.Policy {
 	if e, ok := p.Backoff.(backoff.Exponential); ok {
 		e.Base = time.Duration(float64(e.Base) / speed)
-		e.Cap = time.Duration(float64(e.Cap) / speed)
+		e.MaxDelay = time.Duration(float64(e.MaxDelay) / speed)
 		p.Backoff = e
 	}
 	p.MaxDelay = time.Duration(float64(p.MaxDelay) / speed)

@@ -19,11 +19,12 @@ import (
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/policy"
+	"github.com/retrykit/retry/stream"
 )
 
 // Client is what an SDK for the gateway would be, built from the library:
 // completions go through httpretry (the gateway's error kinds, Retry-After,
-// a cooldown per (host, model)), streams through retry.OpenStream (retried
+// a cooldown per (host, model)), streams through stream.Open (retried
 // only before their first chunk). It never mints an idempotency key: the
 // caller chooses one per logical call, and the same key goes with every
 // retry of it.
@@ -71,10 +72,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 func newRetrier(logger *slog.Logger, retryUpstream bool) (*retry.Retrier, error) {
 	opts := []retry.Option{
 		retry.WithPolicy(policy.LLMCall()),
-		retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond, Cap: time.Second}), // the preset: 2s → 60s
-		retry.WithMaxDelay(2 * time.Second),                                                   // max_backoff: a longer Retry-After is returned, not slept
-		retry.WithAttemptTimeout(clientTimeout),                                               // a timed-out attempt is retried only when keyed
-		retry.WithClassifier(idempotency.Classify),                                            // 409 in-progress: wait and collect; key reuse: never
+		retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond, MaxDelay: time.Second}), // the preset: 2s → 60s
+		retry.WithMaxDelay(2 * time.Second),        // max_backoff: a longer Retry-After is returned, not slept
+		retry.WithAttemptTimeout(clientTimeout),    // a timed-out attempt is retried only when keyed
+		retry.WithClassifier(idempotency.Classify), // 409 in-progress: wait and collect; key reuse: never
 		retry.WithLogger(logger),
 	}
 	if retryUpstream {
@@ -137,13 +138,13 @@ func (c *Client) Complete(ctx context.Context, cr ChatRequest) (Completion, erro
 
 // Stream streams a completion and reads it whole. A refusal before the first
 // chunk is retried like any failure; a break after it is not — it is a
-// *retry.StreamError, and the Completion holds the partial text.
+// *stream.Error, and the Completion holds the partial text.
 func (c *Client) Stream(ctx context.Context, cr ChatRequest) (Completion, error) {
 	req, err := c.newRequest(ctx, cr, true)
 	if err != nil {
 		return Completion{}, err
 	}
-	s, err := retry.OpenStream(ctx, c.r, httpretry.OpenSSE(c.stream, req))
+	s, err := stream.Open(ctx, c.r, httpretry.OpenSSE(c.stream, req))
 	if err != nil {
 		return Completion{Meta: metaOf(err)}, err
 	}

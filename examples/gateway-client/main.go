@@ -26,6 +26,7 @@ import (
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/stream"
 )
 
 func main() {
@@ -100,8 +101,8 @@ func scenarios(c, optIn *Client) []scenario {
 		{"llama-70b: 503 + Retry-After 30s", complete(c, ChatRequest{llama, "down-30s", key()})},
 		{"llama-70b again", complete(c, ChatRequest{llama, "hello", key()})},
 		{"qwen3-0.6b, same host", complete(c, ChatRequest{qwen, "hello", key()})},
-		{"stream, refused once (503)", stream(c, ChatRequest{qwen, "503", ""})},
-		{"stream, breaks after 3 chunks", stream(c, ChatRequest{qwen, "break", ""})},
+		{"stream, refused once (503)", openStream(c, ChatRequest{qwen, "503", ""})},
+		{"stream, breaks after 3 chunks", openStream(c, ChatRequest{qwen, "break", ""})},
 	}
 }
 
@@ -109,14 +110,14 @@ func complete(c *Client, cr ChatRequest) func(context.Context) (Completion, erro
 	return func(ctx context.Context) (Completion, error) { return c.Complete(ctx, cr) }
 }
 
-func stream(c *Client, cr ChatRequest) func(context.Context) (Completion, error) {
+func openStream(c *Client, cr ChatRequest) func(context.Context) (Completion, error) {
 	return func(ctx context.Context) (Completion, error) { return c.Stream(ctx, cr) }
 }
 
 // outcome says what came back.
 func outcome(c Completion, err error) string {
 	var api *APIError
-	var broke *retry.StreamError[httpretry.Event]
+	var broke *stream.Error[httpretry.Event]
 	switch {
 	case err == nil && c.Meta.IdempotentReplay:
 		return fmt.Sprintf("ok %q, a replay of %s", c.Text, c.Meta.IdempotentReplayOf)
@@ -141,7 +142,7 @@ func outcome(c Completion, err error) string {
 // why says why the call stopped, from the errors the library returned.
 func why(c Completion, err error) string {
 	var (
-		broke *retry.StreamError[httpretry.Event]
+		broke *stream.Error[httpretry.Event]
 		cool  *breaker.CooldownError
 		once  *httpretry.NotRetriedError
 		rerr  *retry.Error

@@ -21,6 +21,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/stream"
 )
 
 func main() {
@@ -82,7 +83,7 @@ func run(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	return stream(ctx, w, r, srv.URL+"/stream")
+	return streamEvents(ctx, w, r, srv.URL+"/stream")
 }
 
 func call(ctx context.Context, w io.Writer, client *http.Client, base, method, path, key string) error {
@@ -110,12 +111,12 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	return nil
 }
 
-func stream(ctx context.Context, w io.Writer, r *retry.Retrier, url string) error {
+func streamEvents(ctx context.Context, w io.Writer, r *retry.Retrier, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	s, err := retry.OpenStream(ctx, r, httpretry.OpenSSE(nil, req))
+	s, err := stream.Open(ctx, r, httpretry.OpenSSE(nil, req))
 	if err != nil {
 		fmt.Fprintf(w, "%-32s failed: %v\n", "GET /stream", err)
 		return nil

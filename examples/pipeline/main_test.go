@@ -319,9 +319,9 @@ func TestPoliciesAreThePresetsOnTheRunsClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]backoff.Exponential{
-		"llm":   {Base: 2 * time.Millisecond, Factor: 2, Cap: 60 * time.Millisecond},
-		"db":    {Base: 100 * time.Microsecond, Factor: 2, Cap: time.Millisecond},
-		"email": {Base: time.Millisecond, Factor: 2, Cap: 10 * time.Millisecond},
+		"llm":   {Base: 2 * time.Millisecond, Factor: 2, MaxDelay: 60 * time.Millisecond},
+		"db":    {Base: 100 * time.Microsecond, Factor: 2, MaxDelay: time.Millisecond},
+		"email": {Base: time.Millisecond, Factor: 2, MaxDelay: 10 * time.Millisecond},
 	}
 	for _, s := range st {
 		if s.policy.Backoff != want[s.name] || s.policy.MaxAttempts != 3 {

@@ -60,7 +60,7 @@ func scaled(p policy.Policy, speed int64) (policy.Policy, error) {
 	}
 	k := time.Duration(speed)
 	exp.Base /= k
-	exp.Cap /= k
+	exp.MaxDelay /= k
 	p.Backoff = exp
 	if p.MaxDelay == 0 {
 		p.MaxDelay = policy.DefaultMaxDelay
@@ -111,5 +111,5 @@ func newRetriers(s [3]step, speed int64) (retriers, error) {
 // describe prints a step's effective policy.
 func (s step) describe(w io.Writer) {
 	exp := s.policy.Backoff.(backoff.Exponential)
-	fmt.Fprintf(w, "  %-5s %-9s backoff %v→%v, max wait %v: %s\n", s.name, s.preset, exp.Base, exp.Cap, s.policy.MaxDelay, s.note)
+	fmt.Fprintf(w, "  %-5s %-9s backoff %v→%v, max wait %v: %s\n", s.name, s.preset, exp.Base, exp.MaxDelay, s.policy.MaxDelay, s.note)
 }

@@ -110,7 +110,7 @@ func newDemo(rdb *goredis.Client, logger *slog.Logger) (*demo, error) {
 	}
 	// Backoff scaled down to run in a moment: a real worker waits seconds.
 	r, err := retry.New(retry.WithMaxAttempts(3), retry.WithLogger(logger),
-		retry.WithBackoff(backoff.Exponential{Base: 20 * time.Millisecond, Cap: 200 * time.Millisecond}))
+		retry.WithBackoff(backoff.Exponential{Base: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond}))
 	if err != nil {
 		return nil, err
 	}

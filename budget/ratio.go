@@ -1,4 +1,4 @@
-package policy
+package budget
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// ratioSlices is how many slices a RatioBudget's window is cut into: the
+// ratioSlices is how many slices a Ratio's window is cut into: the
 // window slides by a tenth of its length.
 const ratioSlices = 10
 
@@ -22,9 +22,9 @@ type stripe struct {
 	_ [56]byte
 }
 
-// RatioBudgetConfig configures a RatioBudget. Zero fields take the defaults
+// RatioConfig configures a Ratio. Zero fields take the defaults
 // of Finagle's RetryBudget.
-type RatioBudgetConfig struct {
+type RatioConfig struct {
 	// Percent is the share of recent first attempts that may be retried,
 	// in (0, 1]. 0 means 0.2 (Finagle: 20%).
 	Percent float64
@@ -36,14 +36,14 @@ type RatioBudgetConfig struct {
 	MinPerSecond float64
 }
 
-// RatioBudget is a retry budget in the manner of Finagle's RetryBudget:
+// Ratio is a retry budget in the manner of Finagle's RetryBudget:
 // retries within the window may be at most Percent of the first attempts
 // within it, plus a floor of MinPerSecond retries per second.
 //
 // It counts first attempts by time, so Record reads the monotonic clock for
 // every call's first attempt; RecordAt and AllowAt take the time as an
 // argument. Counters are atomic, in slices of a tenth of the window.
-type RatioBudget struct {
+type Ratio struct {
 	base    time.Time // slices are counted from here
 	percent float64
 	slice   int64                        // nanoseconds per slice
@@ -53,9 +53,9 @@ type RatioBudget struct {
 	denied  atomic.Uint64
 }
 
-// NewRatioBudget returns an empty budget, or an error naming a field out of
+// NewRatio returns an empty budget, or an error naming a field out of
 // range.
-func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
+func NewRatio(c RatioConfig) (*Ratio, error) {
 	if c.Percent == 0 {
 		c.Percent = 0.2
 	}
@@ -67,13 +67,13 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 	}
 	switch {
 	case !(c.Percent > 0 && c.Percent <= 1):
-		return nil, fmt.Errorf("policy.RatioBudgetConfig.Percent = %v: must be in (0, 1]", c.Percent)
+		return nil, fmt.Errorf("budget.RatioConfig.Percent = %v: must be in (0, 1]", c.Percent)
 	case c.Window < ratioSlices:
-		return nil, fmt.Errorf("policy.RatioBudgetConfig.Window = %v: must be positive", c.Window)
+		return nil, fmt.Errorf("budget.RatioConfig.Window = %v: must be positive", c.Window)
 	case math.IsNaN(c.MinPerSecond) || c.MinPerSecond > 1e9:
-		return nil, fmt.Errorf("policy.RatioBudgetConfig.MinPerSecond = %v: must be a number of retries per second", c.MinPerSecond)
+		return nil, fmt.Errorf("budget.RatioConfig.MinPerSecond = %v: must be a number of retries per second", c.MinPerSecond)
 	}
-	return &RatioBudget{
+	return &Ratio{
 		base:    time.Now(),
 		percent: c.Percent,
 		slice:   int64(c.Window / ratioSlices),
@@ -84,26 +84,26 @@ func NewRatioBudget(c RatioBudgetConfig) (*RatioBudget, error) {
 // Record counts a call's first attempt at the current time; retries are
 // counted by Allow. It reads only the monotonic clock (time.Since), which
 // costs about half of time.Now.
-func (b *RatioBudget) Record(a Attempt) {
+func (b *Ratio) Record(a Attempt) {
 	if !a.Retry {
 		b.call(int64(time.Since(b.base)) / b.slice)
 	}
 }
 
 // RecordAt is Record at time now.
-func (b *RatioBudget) RecordAt(now time.Time, a Attempt) {
+func (b *Ratio) RecordAt(now time.Time, a Attempt) {
 	if !a.Retry {
 		b.call(b.epoch(now))
 	}
 }
 
 // call counts a first attempt in slice e, on a stripe picked at random.
-func (b *RatioBudget) call(e int64) {
+func (b *Ratio) call(e int64) {
 	add(&b.calls[uint64(e)%ratioSlices][rand.Uint64()%stripes].v, e)
 }
 
 // callsIn counts the first attempts within the window ending at slice e.
-func (b *RatioBudget) callsIn(e int64) int64 {
+func (b *Ratio) callsIn(e int64) int64 {
 	var n int64
 	for i := range b.calls {
 		for j := range b.calls[i] {
@@ -114,12 +114,12 @@ func (b *RatioBudget) callsIn(e int64) int64 {
 }
 
 // Allow reports whether a retry fits in the budget now, and counts it if so.
-func (b *RatioBudget) Allow() bool { return b.AllowAt(time.Now()) }
+func (b *Ratio) Allow() bool { return b.AllowAt(time.Now()) }
 
 // AllowAt is Allow at time now. Concurrent callers never take more retries
 // than the budget holds: the retry is counted with a compare-and-swap on the
 // current slice, retried if another retry was counted meanwhile.
-func (b *RatioBudget) AllowAt(now time.Time) bool {
+func (b *Ratio) AllowAt(now time.Time) bool {
 	e := b.epoch(now)
 	slot := &b.retries[uint64(e)%ratioSlices]
 	for {
@@ -140,14 +140,14 @@ func (b *RatioBudget) AllowAt(now time.Time) bool {
 
 // allowed is the number of retries the window allows: Percent of its first
 // attempts plus the floor.
-func (b *RatioBudget) allowed(e int64) int64 {
+func (b *Ratio) allowed(e int64) int64 {
 	return int64(b.percent*float64(b.callsIn(e))) + b.reserve
 }
 
-func (b *RatioBudget) epoch(now time.Time) int64 { return int64(now.Sub(b.base)) / b.slice }
+func (b *Ratio) epoch(now time.Time) int64 { return int64(now.Sub(b.base)) / b.slice }
 
-// RatioBudgetState is a snapshot of a RatioBudget, for metrics.
-type RatioBudgetState struct {
+// RatioState is a snapshot of a Ratio, for metrics.
+type RatioState struct {
 	Calls   uint64  // first attempts in the window
 	Retries uint64  // retries allowed in the window
 	Ratio   float64 // Retries / Calls; 0 without calls
@@ -156,12 +156,12 @@ type RatioBudgetState struct {
 }
 
 // State returns a snapshot of the budget now.
-func (b *RatioBudget) State() RatioBudgetState { return b.StateAt(time.Now()) }
+func (b *Ratio) State() RatioState { return b.StateAt(time.Now()) }
 
 // StateAt returns a snapshot of the budget at time now.
-func (b *RatioBudget) StateAt(now time.Time) RatioBudgetState {
+func (b *Ratio) StateAt(now time.Time) RatioState {
 	e := b.epoch(now)
-	s := RatioBudgetState{Calls: uint64(b.callsIn(e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
+	s := RatioState{Calls: uint64(b.callsIn(e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
 	if s.Calls > 0 {
 		s.Ratio = float64(s.Retries) / float64(s.Calls)
 	}

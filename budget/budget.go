@@ -1,4 +1,4 @@
-package policy
+package budget
 
 import (
 	"fmt"
@@ -88,11 +88,11 @@ func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
 	}{{"Capacity", c.Capacity}, {"Cost", c.Cost}, {"TimeoutCost", c.TimeoutCost}, {"Refund", c.Refund}, {"Threshold", c.Threshold}}
 	for _, f := range fields {
 		if !(f.v >= 0 && f.v <= math.MaxInt64/milli/2) {
-			return nil, fmt.Errorf("policy.TokenBucketConfig.%s = %v: must be a non-negative, finite number of tokens", f.name, f.v)
+			return nil, fmt.Errorf("budget.TokenBucketConfig.%s = %v: must be a non-negative, finite number of tokens", f.name, f.v)
 		}
 	}
 	if c.Threshold >= c.Capacity {
-		return nil, fmt.Errorf("policy.TokenBucketConfig.Threshold = %v: must be below Capacity (%v)", c.Threshold, c.Capacity)
+		return nil, fmt.Errorf("budget.TokenBucketConfig.Threshold = %v: must be below Capacity (%v)", c.Threshold, c.Capacity)
 	}
 	b := &TokenBucket{
 		capacity: toMilli(c.Capacity), cost: toMilli(c.Cost), timeoutCost: toMilli(c.TimeoutCost),

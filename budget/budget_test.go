@@ -1,4 +1,4 @@
-package policy_test
+package budget_test
 
 import (
 	"sync"
@@ -6,22 +6,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrykit/retry/policy"
+	"github.com/retrykit/retry/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var (
-	success = policy.Attempt{Outcome: policy.Succeeded}
-	failure = policy.Attempt{Outcome: policy.Failed}
-	timeOut = policy.Attempt{Outcome: policy.TimedOut}
-	other   = policy.Attempt{Outcome: policy.Other}
+	success = budget.Attempt{Outcome: budget.Succeeded}
+	failure = budget.Attempt{Outcome: budget.Failed}
+	timeOut = budget.Attempt{Outcome: budget.TimedOut}
+	other   = budget.Attempt{Outcome: budget.Other}
 )
 
 func TestTokenBucketDefaults(t *testing.T) {
-	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{})
+	b, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
 	require.NoError(t, err)
-	assert.Equal(t, policy.TokenBucketState{Tokens: 500, Capacity: 500, Threshold: 250}, b.State())
+	assert.Equal(t, budget.TokenBucketState{Tokens: 500, Capacity: 500, Threshold: 250}, b.State())
 	b.Record(failure)
 	assert.Equal(t, 495.0, b.State().Tokens, "a failure costs 5")
 	b.Record(timeOut)
@@ -33,7 +33,7 @@ func TestTokenBucketDefaults(t *testing.T) {
 }
 
 func TestTokenBucketStopsRetriesAtItsThresholdAndRecovers(t *testing.T) {
-	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 10, Cost: 1, Refund: 0.5})
+	b, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 1, Refund: 0.5})
 	require.NoError(t, err)
 	for i := range 5 {
 		assert.True(t, b.Allow(), "above the threshold after %d failures", i)
@@ -59,17 +59,17 @@ func TestTokenBucketStopsRetriesAtItsThresholdAndRecovers(t *testing.T) {
 func TestTokenBucketConfigIsValidated(t *testing.T) {
 	tests := []struct {
 		name    string
-		c       policy.TokenBucketConfig
+		c       budget.TokenBucketConfig
 		wantErr string
 	}{
-		{"negative capacity", policy.TokenBucketConfig{Capacity: -1}, "policy.TokenBucketConfig.Capacity = -1"},
-		{"negative cost", policy.TokenBucketConfig{Cost: -5}, "policy.TokenBucketConfig.Cost = -5"},
-		{"a threshold at the capacity", policy.TokenBucketConfig{Capacity: 10, Threshold: 10}, "Threshold = 10: must be below Capacity (10)"},
-		{"an infinite refund", policy.TokenBucketConfig{Refund: 1e300}, "policy.TokenBucketConfig.Refund = 1e+300"},
+		{"negative capacity", budget.TokenBucketConfig{Capacity: -1}, "budget.TokenBucketConfig.Capacity = -1"},
+		{"negative cost", budget.TokenBucketConfig{Cost: -5}, "budget.TokenBucketConfig.Cost = -5"},
+		{"a threshold at the capacity", budget.TokenBucketConfig{Capacity: 10, Threshold: 10}, "Threshold = 10: must be below Capacity (10)"},
+		{"an infinite refund", budget.TokenBucketConfig{Refund: 1e300}, "budget.TokenBucketConfig.Refund = 1e+300"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := policy.NewTokenBucket(tt.c)
+			_, err := budget.NewTokenBucket(tt.c)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
@@ -77,7 +77,7 @@ func TestTokenBucketConfigIsValidated(t *testing.T) {
 }
 
 func TestTokenBucketIsSafeForConcurrentUse(t *testing.T) {
-	b, err := policy.NewTokenBucket(policy.TokenBucketConfig{Capacity: 1000, Cost: 1, Refund: 1})
+	b, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 1000, Cost: 1, Refund: 1})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -94,19 +94,19 @@ func TestTokenBucketIsSafeForConcurrentUse(t *testing.T) {
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func TestRatioBudgetAllowsAShareOfRecentCalls(t *testing.T) {
-	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{Percent: 0.2, Window: 10 * time.Second, MinPerSecond: -1})
+	b, err := budget.NewRatio(budget.RatioConfig{Percent: 0.2, Window: 10 * time.Second, MinPerSecond: -1})
 	require.NoError(t, err)
 	for range 100 {
 		b.RecordAt(t0, success)
 	}
-	b.RecordAt(t0, policy.Attempt{Retry: true, Outcome: policy.Failed}) // retries are counted by Allow, not Record
+	b.RecordAt(t0, budget.Attempt{Retry: true, Outcome: budget.Failed}) // retries are counted by Allow, not Record
 	allowed := 0
 	for b.AllowAt(t0.Add(time.Second)) {
 		allowed++
 	}
 	assert.Equal(t, 20, allowed, "20% of 100 first attempts")
 	st := b.StateAt(t0.Add(time.Second))
-	assert.Equal(t, policy.RatioBudgetState{Calls: 100, Retries: 20, Ratio: 0.2, Left: 0, Denied: 1}, st)
+	assert.Equal(t, budget.RatioState{Calls: 100, Retries: 20, Ratio: 0.2, Left: 0, Denied: 1}, st)
 
 	later := t0.Add(11 * time.Second)
 	assert.False(t, b.AllowAt(later), "the calls left the window with the retries: nothing to take a share of")
@@ -119,7 +119,7 @@ func TestRatioBudgetAllowsAShareOfRecentCalls(t *testing.T) {
 }
 
 func TestRatioBudgetKeepsAFloorForQuietClients(t *testing.T) {
-	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{MinPerSecond: 1, Window: 10 * time.Second})
+	b, err := budget.NewRatio(budget.RatioConfig{MinPerSecond: 1, Window: 10 * time.Second})
 	require.NoError(t, err)
 	allowed := 0
 	for b.AllowAt(t0) {
@@ -131,7 +131,7 @@ func TestRatioBudgetKeepsAFloorForQuietClients(t *testing.T) {
 }
 
 func TestRatioBudgetDefaults(t *testing.T) {
-	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+	b, err := budget.NewRatio(budget.RatioConfig{})
 	require.NoError(t, err)
 	for range 1000 {
 		b.RecordAt(t0, success)
@@ -140,7 +140,7 @@ func TestRatioBudgetDefaults(t *testing.T) {
 }
 
 func TestRatioBudgetNeverOverspendsUnderConcurrency(t *testing.T) {
-	b, err := policy.NewRatioBudget(policy.RatioBudgetConfig{Percent: 0.5, MinPerSecond: -1})
+	b, err := budget.NewRatio(budget.RatioConfig{Percent: 0.5, MinPerSecond: -1})
 	require.NoError(t, err)
 	for range 200 {
 		b.RecordAt(t0, success)
@@ -164,17 +164,17 @@ func TestRatioBudgetNeverOverspendsUnderConcurrency(t *testing.T) {
 func TestRatioBudgetConfigIsValidated(t *testing.T) {
 	tests := []struct {
 		name    string
-		c       policy.RatioBudgetConfig
+		c       budget.RatioConfig
 		wantErr string
 	}{
-		{"a percent above one", policy.RatioBudgetConfig{Percent: 1.5}, "policy.RatioBudgetConfig.Percent = 1.5: must be in (0, 1]"},
-		{"a negative percent", policy.RatioBudgetConfig{Percent: -0.1}, "Percent = -0.1"},
-		{"a negative window", policy.RatioBudgetConfig{Window: -time.Second}, "policy.RatioBudgetConfig.Window = -1s: must be positive"},
-		{"a NaN floor", policy.RatioBudgetConfig{MinPerSecond: nan()}, "MinPerSecond = NaN"},
+		{"a percent above one", budget.RatioConfig{Percent: 1.5}, "budget.RatioConfig.Percent = 1.5: must be in (0, 1]"},
+		{"a negative percent", budget.RatioConfig{Percent: -0.1}, "Percent = -0.1"},
+		{"a negative window", budget.RatioConfig{Window: -time.Second}, "budget.RatioConfig.Window = -1s: must be positive"},
+		{"a NaN floor", budget.RatioConfig{MinPerSecond: nan()}, "MinPerSecond = NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := policy.NewRatioBudget(tt.c)
+			_, err := budget.NewRatio(tt.c)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
@@ -183,13 +183,9 @@ func TestRatioBudgetConfigIsValidated(t *testing.T) {
 
 func nan() float64 { zero := 0.0; return zero / zero }
 
-func TestStopBudgetString(t *testing.T) {
-	assert.Equal(t, "budget exhausted", policy.StopBudget.String())
-}
-
 func BenchmarkBudget(b *testing.B) {
 	b.Run("token-bucket/success", func(b *testing.B) {
-		bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{})
+		bucket, _ := budget.NewTokenBucket(budget.TokenBucketConfig{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -198,7 +194,7 @@ func BenchmarkBudget(b *testing.B) {
 		})
 	})
 	b.Run("token-bucket/allow", func(b *testing.B) {
-		bucket, _ := policy.NewTokenBucket(policy.TokenBucketConfig{})
+		bucket, _ := budget.NewTokenBucket(budget.TokenBucketConfig{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -207,7 +203,7 @@ func BenchmarkBudget(b *testing.B) {
 		})
 	})
 	b.Run("ratio/first-attempt", func(b *testing.B) {
-		ratio, _ := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+		ratio, _ := budget.NewRatio(budget.RatioConfig{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -216,7 +212,7 @@ func BenchmarkBudget(b *testing.B) {
 		})
 	})
 	b.Run("ratio/first-attempt-at", func(b *testing.B) {
-		ratio, _ := policy.NewRatioBudget(policy.RatioBudgetConfig{})
+		ratio, _ := budget.NewRatio(budget.RatioConfig{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

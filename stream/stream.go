@@ -1,4 +1,4 @@
-package retry
+package stream
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+
+	"github.com/retrykit/retry"
 )
 
 // Chunks is a stream of chunks, such as a streamed LLM completion or
@@ -16,27 +18,27 @@ type Chunks[T any] interface {
 	Close() error
 }
 
-// StreamError is the failure of a stream after it delivered chunks. It is
+// Error is the failure of a stream after it delivered chunks. It is
 // never retried: the delivered part was already generated (and billed), so a
 // new attempt would be a second generation, not a resumption. It carries what
 // was delivered, for the caller to decide what to do with it.
-type StreamError[T any] struct {
+type Error[T any] struct {
 	Delivered int   // chunks delivered before the failure
 	Partial   []T   // those chunks
 	Err       error // the failure
 }
 
 // Error returns "retry: stream broke after N chunk(s), not retried: <err>".
-func (e *StreamError[T]) Error() string {
+func (e *Error[T]) Error() string {
 	return fmt.Sprintf("retry: stream broke after %d chunk(s), not retried: %v", e.Delivered, e.Err)
 }
 
 // Unwrap returns the failure.
-func (e *StreamError[T]) Unwrap() error { return e.Err }
+func (e *Error[T]) Unwrap() error { return e.Err }
 
-// Retried reports true: no enclosing retry loop may retry a stream that broke
+// Final reports true: no enclosing retry loop may retry a stream that broke
 // after its first chunk.
-func (e *StreamError[T]) Retried() bool { return true }
+func (e *Error[T]) Final() bool { return true }
 
 // Stream is a stream opened with retries. Read it with Next or All, and
 // Close it. It is not safe for concurrent use.
@@ -46,25 +48,25 @@ type Stream[T any] struct {
 	first   T
 	pending bool // first has not been returned yet
 	partial []T
-	err     error // sticky: io.EOF or a *StreamError
-	stats   Stats
+	err     error // sticky: io.EOF or a *Error
+	stats   retry.Stats
 }
 
-// OpenStream opens a stream through r: open is retried, under r's policy,
+// Open opens a stream through r: open is retried, under r's policy,
 // until the stream delivers its first chunk (or ends empty). A failure
 // before the first chunk — the server refused the stream with an ordinary
 // error — is classified and retried like any other; it returns an *Error. A
-// failure after it is never retried: Next returns a *StreamError with the
+// failure after it is never retried: Next returns a *Error with the
 // partial output.
 //
 // open receives a context that lives as long as the stream. r's attempt
 // timeout, if any, bounds the wait for the first chunk only.
-func OpenStream[T any](ctx context.Context, r *Retrier, open func(context.Context) (Chunks[T], error)) (*Stream[T], error) {
+func Open[T any](ctx context.Context, r *retry.Retrier, open func(context.Context) (Chunks[T], error)) (*Stream[T], error) {
 	if open == nil {
-		return nil, invalid("open", nil, "must not be nil")
+		return nil, &retry.InvalidError{Name: "stream.Open", Value: nil, Err: errors.New("open must not be nil")}
 	}
 	s := &Stream[T]{}
-	_, st, err := RunValue(ctx, r, func(actx context.Context) (struct{}, error) {
+	_, st, err := retry.RunValue(ctx, r, func(actx context.Context) (struct{}, error) {
 		return struct{}{}, s.attempt(ctx, actx, open)
 	})
 	s.stats = st
@@ -111,7 +113,7 @@ func attemptErr(ctx, actx context.Context, err error) error {
 }
 
 // Next returns the next chunk; io.EOF after the last; after a failure, the
-// *StreamError, every time.
+// *Error, every time.
 func (s *Stream[T]) Next() (T, error) {
 	var zero T
 	if s.pending {
@@ -130,13 +132,13 @@ func (s *Stream[T]) Next() (T, error) {
 	case errors.Is(err, io.EOF):
 		s.err = io.EOF
 	default:
-		s.err = &StreamError[T]{Delivered: len(s.partial), Partial: s.partial, Err: err}
+		s.err = &Error[T]{Delivered: len(s.partial), Partial: s.partial, Err: err}
 	}
 	return zero, s.err
 }
 
 // All returns an iterator over the remaining chunks. It ends after the last
-// chunk, or yields the failure (a *StreamError) with a zero chunk and ends.
+// chunk, or yields the failure (a *Error) with a zero chunk and ends.
 func (s *Stream[T]) All() iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		for {
@@ -152,7 +154,7 @@ func (s *Stream[T]) All() iter.Seq2[T, error] {
 }
 
 // Stats reports the attempts and waits it took to open the stream.
-func (s *Stream[T]) Stats() Stats { return s.stats }
+func (s *Stream[T]) Stats() retry.Stats { return s.stats }
 
 // Close releases the stream.
 func (s *Stream[T]) Close() error {

@@ -1,4 +1,4 @@
-package retry_test
+package stream_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,7 +51,7 @@ type server struct {
 	last   *fakeStream
 }
 
-func (s *server) open(ctx context.Context) (retry.Chunks[string], error) {
+func (s *server) open(ctx context.Context) (stream.Chunks[string], error) {
 	entry := s.script[min(s.opens, len(s.script)-1)]
 	s.opens++
 	switch e := entry.(type) {
@@ -64,7 +65,7 @@ func (s *server) open(ctx context.Context) (retry.Chunks[string], error) {
 	panic("bad script")
 }
 
-func collect(s *retry.Stream[string]) ([]string, error) {
+func collect(s *stream.Stream[string]) ([]string, error) {
 	var got []string
 	for c, err := range s.All() {
 		if err != nil {
@@ -79,7 +80,7 @@ func TestStreams(t *testing.T) {
 	t.Run("a refusal before the first chunk is retried", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &server{script: []any{httpErr(503, -1), &fakeStream{chunks: []string{"Hel", "lo"}, err: io.EOF}}}
-			s, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+			s, err := stream.Open(t.Context(), exact(t), srv.open)
 			require.NoError(t, err)
 			defer s.Close()
 			got, err := collect(s)
@@ -93,7 +94,7 @@ func TestStreams(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			broken := &fakeStream{err: errReset}
 			srv := &server{script: []any{broken, &fakeStream{chunks: []string{"ok"}, err: io.EOF}}}
-			s, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+			s, err := stream.Open(t.Context(), exact(t), srv.open)
 			require.NoError(t, err)
 			got, err := collect(s)
 			require.NoError(t, err)
@@ -104,12 +105,12 @@ func TestStreams(t *testing.T) {
 	t.Run("a failure after the first chunk is never retried and keeps the partial output", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &server{script: []any{&fakeStream{chunks: []string{"The ", "answer "}, err: errReset}}}
-			s, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+			s, err := stream.Open(t.Context(), exact(t), srv.open)
 			require.NoError(t, err)
 			got, err := collect(s)
 			assert.Equal(t, []string{"The ", "answer "}, got)
 			assert.Equal(t, 1, srv.opens, "no second generation")
-			var serr *retry.StreamError[string]
+			var serr *stream.Error[string]
 			require.ErrorAs(t, err, &serr)
 			assert.Equal(t, 2, serr.Delivered)
 			assert.Equal(t, []string{"The ", "answer "}, serr.Partial)
@@ -123,7 +124,7 @@ func TestStreams(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &server{script: []any{&fakeStream{chunks: []string{"a"}, err: errReset}}}
 			err := exact(t).Do(t.Context(), func(ctx context.Context) error {
-				s, err := retry.OpenStream(ctx, exact(t), srv.open)
+				s, err := stream.Open(ctx, exact(t), srv.open)
 				if err != nil {
 					return err
 				}
@@ -136,7 +137,7 @@ func TestStreams(t *testing.T) {
 	})
 	t.Run("a permanent refusal is not retried", func(t *testing.T) {
 		srv := &server{script: []any{httpErr(400, -1)}}
-		_, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+		_, err := stream.Open(t.Context(), exact(t), srv.open)
 		assert.Equal(t, 1, srv.opens)
 		assert.ErrorIs(t, err, retry.ErrPermanent)
 		var se *classify.StatusError
@@ -144,7 +145,7 @@ func TestStreams(t *testing.T) {
 	})
 	t.Run("an empty stream is a success", func(t *testing.T) {
 		srv := &server{script: []any{&fakeStream{err: io.EOF}}}
-		s, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+		s, err := stream.Open(t.Context(), exact(t), srv.open)
 		require.NoError(t, err)
 		got, err := collect(s)
 		require.NoError(t, err)
@@ -157,7 +158,7 @@ func TestStreams(t *testing.T) {
 			fast := &fakeStream{delay: 500 * ms, chunks: []string{"a", "b"}, err: io.EOF}
 			srv := &server{script: []any{slow, fast}}
 			r := exact(t, retry.WithAttemptTimeout(time.Second), retry.Idempotent())
-			s, err := retry.OpenStream(t.Context(), r, srv.open)
+			s, err := stream.Open(t.Context(), r, srv.open)
 			require.NoError(t, err)
 			assert.True(t, slow.closed, "the slow stream timed out before its first chunk and was closed")
 			time.Sleep(2 * time.Second) // well past the attempt timeout: the stream must still be readable
@@ -169,27 +170,27 @@ func TestStreams(t *testing.T) {
 	t.Run("a stream that times out before its first chunk is gated like any timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := &server{script: []any{&fakeStream{delay: time.Hour}}}
-			_, err := retry.OpenStream(t.Context(), exact(t, retry.WithAttemptTimeout(time.Second)), srv.open)
+			_, err := stream.Open(t.Context(), exact(t, retry.WithAttemptTimeout(time.Second)), srv.open)
 			assert.Equal(t, 1, srv.opens)
 			assert.ErrorIs(t, err, retry.ErrNotIdempotent)
 		})
 	})
 	t.Run("closing cancels the stream's context", func(t *testing.T) {
 		srv := &server{script: []any{&fakeStream{chunks: []string{"a"}, err: io.EOF}}}
-		s, err := retry.OpenStream(t.Context(), exact(t), srv.open)
+		s, err := stream.Open(t.Context(), exact(t), srv.open)
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		assert.True(t, srv.last.closed)
 		assert.ErrorIs(t, srv.last.ctx.Err(), context.Canceled)
 	})
 	t.Run("a nil open is refused", func(t *testing.T) {
-		_, err := retry.OpenStream[string](t.Context(), nil, nil)
+		_, err := stream.Open[string](t.Context(), nil, nil)
 		assert.ErrorIs(t, err, retry.ErrInvalid)
 	})
 	t.Run("the caller's cancellation stops the stream", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		srv := &server{script: []any{&fakeStream{chunks: []string{"a"}, err: io.EOF}}}
-		s, err := retry.OpenStream(ctx, exact(t), srv.open)
+		s, err := stream.Open(ctx, exact(t), srv.open)
 		require.NoError(t, err)
 		cancel()
 		assert.True(t, errors.Is(srv.last.ctx.Err(), context.Canceled))
