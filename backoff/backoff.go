@@ -47,9 +47,9 @@ func (c Constant) Validate() error {
 // Linear grows by Step after each attempt: min(MaxDelay, Base + Step*(n-1)).
 // The zero value retries at once. A zero MaxDelay means no cap.
 type Linear struct {
-	Base time.Duration // the first delay
-	Step time.Duration // added after each further attempt
-	MaxDelay  time.Duration // the largest delay; 0 means no cap
+	Base     time.Duration // the first delay
+	Step     time.Duration // added after each further attempt
+	MaxDelay time.Duration // the largest delay; 0 means no cap
 }
 
 // Delay returns the delay after attempt n, saturating at the cap.
@@ -83,9 +83,9 @@ func (l Linear) Validate() error {
 // A zero Factor means 2, and a zero MaxDelay means no cap. With a factor of 2 the
 // delay is computed with a shift, without floating point.
 type Exponential struct {
-	Base   time.Duration // the first delay
-	Factor float64       // growth per attempt, at least 1; 0 means 2
-	MaxDelay    time.Duration // the largest delay; 0 means no cap
+	Base     time.Duration // the first delay
+	Factor   float64       // growth per attempt, at least 1; 0 means 2
+	MaxDelay time.Duration // the largest delay; 0 means no cap
 }
 
 // Delay returns the delay after attempt n, saturating at the cap. The

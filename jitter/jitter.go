@@ -79,8 +79,8 @@ func (f Proportional) Validate() error {
 // so pair it with a constant schedule, or use the nominal delay as the base by
 // leaving Base zero.
 type Decorrelated struct {
-	Base time.Duration // the smallest delay; 0 means the nominal delay d
-	MaxDelay  time.Duration // the largest delay; 0 means no cap beyond the policy's MaxDelay
+	Base     time.Duration // the smallest delay; 0 means the nominal delay d
+	MaxDelay time.Duration // the largest delay; 0 means no cap beyond the policy's MaxDelay
 }
 
 // Apply returns min(MaxDelay, uniform in [Base, 3*prev)).
