@@ -7,8 +7,9 @@
 //	…
 //	res, err := idempotency.Do(ctx, store, key, fingerprint, fn)
 //
-// Each key is one Redis string holding the record as
-// idempotency.Record.MarshalBinary encodes it, with the lease or the
+// Each key is one Redis string, named by the prefix and
+// idempotency.StoreKey.String (the idempotency key itself when it has no
+// scope), holding the record as idempotency.Record.MarshalBinary encodes it, with the lease or the
 // retention as its expiry (PX), so Redis itself drops what has expired.
 // Every transition is one Lua script — one round trip, atomic on the server:
 //
@@ -28,6 +29,9 @@
 //
 // The store does not implement idempotency.Waiter: a caller waiting for a
 // key in progress polls it, 10ms doubling to idempotency.WithPollInterval.
+// It bounds no scope: Redis's maxmemory and its eviction policy decide what
+// happens when it is full (noeviction refuses writes, which the middleware
+// answers with 503; an evicting policy can forget a record before its time).
 //
 // # Defaults
 //

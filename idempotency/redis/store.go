@@ -93,7 +93,7 @@ func invalid(name string, value any, reason string) error {
 }
 
 // Claim implements idempotency.Store.
-func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
+func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
 	if rec.Status != idempotency.InProgress {
 		return idempotency.Record{}, false, invalid("record", rec.Status, "Claim takes an InProgress record")
 	}
@@ -104,7 +104,7 @@ func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, l
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
-	got, err := claimScript.Run(ctx, s.c, []string{s.prefix + key}, v, ms(lease)).Text()
+	got, err := claimScript.Run(ctx, s.c, []string{s.redisKey(key)}, v, ms(lease)).Text()
 	switch {
 	case errors.Is(err, goredis.Nil):
 		return rec, true, nil
@@ -113,13 +113,13 @@ func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, l
 	}
 	var stored idempotency.Record
 	if err := stored.UnmarshalBinary([]byte(got)); err != nil {
-		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: key %q: %w", s.prefix+key, err)
+		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: key %q: %w", s.redisKey(key), err)
 	}
 	return stored, false, nil
 }
 
 // Extend implements idempotency.Store.
-func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+func (s *Store) Extend(ctx context.Context, key idempotency.StoreKey, token string, lease time.Duration) error {
 	if err := s.check(ctx, key, lease); err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (s *Store) Extend(ctx context.Context, key, token string, lease time.Durati
 }
 
 // Complete implements idempotency.Store.
-func (s *Store) Complete(ctx context.Context, key string, rec idempotency.Record, retention time.Duration) error {
+func (s *Store) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	if !rec.Status.Final() {
 		return invalid("record", rec.Status, "Complete takes a final record")
 	}
@@ -142,7 +142,7 @@ func (s *Store) Complete(ctx context.Context, key string, rec idempotency.Record
 }
 
 // Release implements idempotency.Store.
-func (s *Store) Release(ctx context.Context, key, token string) error {
+func (s *Store) Release(ctx context.Context, key idempotency.StoreKey, token string) error {
 	if err := s.check(ctx, key, time.Millisecond); err != nil {
 		return err
 	}
@@ -150,8 +150,8 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 }
 
 // fenced runs a script that acts only for the claim's holder.
-func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key, token string, args ...any) error {
-	ok, err := script.Run(ctx, s.c, []string{s.prefix + key}, append([]any{token}, args...)...).Int()
+func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key idempotency.StoreKey, token string, args ...any) error {
+	ok, err := script.Run(ctx, s.c, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("idempotency/redis: %s: %w", op, err)
@@ -169,19 +169,23 @@ func encode(rec idempotency.Record) (string, error) {
 	return string(b), nil
 }
 
-func (s *Store) check(ctx context.Context, key string, d time.Duration) error {
+func (s *Store) check(ctx context.Context, key idempotency.StoreKey, d time.Duration) error {
 	switch {
 	case s == nil || s.c == nil:
 		return invalid("redis.Store", nil, "not made by redis.New")
 	case ctx == nil:
 		return invalid("ctx", nil, "must not be nil")
-	case key == "":
+	case key.Key == "":
 		return invalid("key", "", "must not be empty")
 	case d < time.Millisecond:
 		return invalid("lease or retention", d, "must be at least 1ms")
 	}
 	return nil
 }
+
+// redisKey is the Redis key of key: the prefix, then key's string form (the
+// key itself when it has no scope).
+func (s *Store) redisKey(key idempotency.StoreKey) string { return s.prefix + key.String() }
 
 // ms is a duration in whole milliseconds, as PX and PEXPIRE take it.
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
