@@ -50,4 +50,25 @@
 //	| source list    | the source's name                 | Options.SourceKey    |
 //	| replay claim   | expires after 5m (a replayer died)| Options.ClaimTimeout |
 //	| bound          | none but Redis's memory           | —                    |
+//
+// # Durability
+//
+// A letter is as durable as the Redis that holds it. Redis's defaults — RDB
+// snapshots every few minutes, no append-only file — lose in a crash every
+// write since the last snapshot: letters Put returned as stored vanish, and
+// replayed ones come back. Run Redis with the append-only file, fsynced on
+// every write:
+//
+//	appendonly yes
+//	appendfsync always
+//
+// With these, what Redis acknowledged survives a crash of redis-server: the
+// tests SIGKILL it after 20 letters were stored and 10 of them replayed, and
+// restart it on the same data directory — the 10 letters are there, the 10
+// replayed ones are not, and their jobs are on the source list. Without
+// persistence the same crash loses all of it. appendfsync everysec may lose
+// the last second or two of writes to an operating system crash or a power
+// loss (that rests on Redis's documented behaviour; the tests kill only the
+// process), and a failover to a replica, which Redis feeds asynchronously,
+// can lose acknowledged writes too.
 package redis
