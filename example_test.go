@@ -137,7 +137,7 @@ func ExampleWrapValue() {
 	// Output: 42 <nil>
 }
 
-func ExampleWithResult() {
+func ExampleValue_result() {
 	type job struct{ status string }
 	pending := func(j job) classify.Decision {
 		if j.status == "pending" {
@@ -145,15 +145,20 @@ func ExampleWithResult() {
 		}
 		return classify.Decision{}
 	}
-	r, _ := retry.New(retry.WithResult(pending), retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	if err != nil {
+		panic(err)
+	}
 	polls := 0
-	j, err := retry.Value(context.Background(), r, func(ctx context.Context) (job, error) {
+	poll := func(ctx context.Context) (job, error) {
 		if polls++; polls < 3 {
 			return job{"pending"}, nil
 		}
 		return job{"done"}, nil
-	})
-	fmt.Println(j.status, err, polls)
+	}
+	// CheckResult turns a pending job into a failed attempt: retried.
+	j, st, err := retry.Value(context.Background(), r, classify.CheckResult(poll, pending))
+	fmt.Println(j.status, err, st.Attempts)
 	// Output: done <nil> 3
 }
 
