@@ -79,6 +79,14 @@
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.
 //
+// # Testing code that retries
+//
+// Waits are real timers, so testing/synctest runs them on its fake clock: a
+// test of five attempts with a 10s Retry-After between them runs in no real
+// time. Seed the jitter (WithJitterSource(jitter.NewSeeded(n))) for the same
+// waits on every run, inject failures from the operation, and assert on the
+// call's Stats, or on the events a WithHook collects.
+//
 // # Context
 //
 // The context is checked before the first attempt and before every wait.

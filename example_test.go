@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -245,4 +246,26 @@ func ExampleOutermost() {
 	errors.As(err, &rerr)
 	fmt.Println(calls, rerr.Attempts, errors.Is(err, retry.ErrExhausted))
 	// Output: 3 3 true
+}
+
+func ExampleWithJitterSource() {
+	// In tests: seeded randomness gives the same waits on every run, and a
+	// hook collects them for assertions (run the test in testing/synctest's
+	// bubble and the waits take no real time; see the README).
+	waits := func() []time.Duration {
+		var got []time.Duration
+		_ = retry.Do(context.Background(), flaky(3),
+			retry.WithMaxAttempts(4),
+			retry.WithBackoff(backoff.Exponential{Base: time.Millisecond}),
+			retry.WithJitterSource(jitter.NewSeeded(7)),
+			retry.WithHook(func(_ context.Context, e retry.Event) {
+				if e.Kind == retry.RetryScheduled {
+					got = append(got, e.Delay)
+				}
+			}))
+		return got
+	}
+	first, second := waits(), waits()
+	fmt.Println(len(first), slices.Equal(first, second))
+	// Output: 3 true
 }
