@@ -78,7 +78,7 @@ func TestDeadLetteredErrorSaysWhatHappened(t *testing.T) {
 
 func TestDoWithTheDefaultRetrier(t *testing.T) {
 	calls := 0
-	err := dlq.Do(context.Background(), nil, new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
+	err := dlq.Do(context.Background(), new(retry.Retrier), new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
 		calls++
 		return classify.Permanent(errors.New("validation failed"))
 	})

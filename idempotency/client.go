@@ -369,9 +369,10 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	hc, r := c.parts()
-	return retry.Value(ctx, r, func(ctx context.Context) (*http.Response, error) {
+	resp, _, err := retry.Value(ctx, r, func(ctx context.Context) (*http.Response, error) {
 		return attempt(ctx, hc, req, key)
 	})
+	return resp, err
 }
 
 // clientRetrier serves the zero Client; it is never modified.

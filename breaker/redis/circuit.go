@@ -295,3 +295,15 @@ func (c *circuit) observe(state gobreaker.State) {
 		c.onChange(c.settings.Name, from, state)
 	}
 }
+
+// State returns the shared state as this instance last saw it: it asks
+// Redis nothing, so that a health check never waits on Redis.
+func (c *circuit) State() gobreaker.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+// Counts returns this instance's view of the counts: the shared counts as
+// of its last update, or its local counts while Redis is unreachable.
+func (c *circuit) Counts() gobreaker.Counts { return c.breaker().Counts() }

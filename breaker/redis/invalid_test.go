@@ -53,6 +53,8 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 	var nilStore *brredis.Store
 	zero := new(brredis.Store)
 	named := gobreaker.Settings{Name: "b"}
+	r, err := retry.New()
+	require.NoError(t, err)
 	circuit := func(s *brredis.Store, settings gobreaker.Settings) error {
 		_, err := brredis.Circuit(s)(settings)
 		return err
@@ -67,7 +69,7 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"Circuit with a zero Store", func() error { return circuit(zero, named) }},
 		{"Circuit without a Name", func() error { return circuit(store, gobreaker.Settings{}) }},
 		{"breaker.New through a Circuit without a Name", func() error {
-			_, err := breaker.New(breaker.Settings{}, nil, breaker.WithCircuit(brredis.Circuit(store)))
+			_, err := breaker.New(breaker.Settings{}, r, breaker.WithCircuit(brredis.Circuit(store)))
 			return err
 		}},
 		{"Lock on a nil Store", func() error { return nilStore.Lock("m") }},

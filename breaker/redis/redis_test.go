@@ -131,12 +131,10 @@ func (in *instance) call(context.Context) error {
 	return nil
 }
 
-func (in *instance) hook(_ context.Context, e retry.Event) {
-	if e.Kind == retry.BreakerStateChanged {
-		in.mu.Lock()
-		defer in.mu.Unlock()
-		in.changes = append(in.changes, e.From+"→"+e.To)
-	}
+func (in *instance) onChange(_ string, from, to breaker.State) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.changes = append(in.changes, from.String()+"→"+to.String())
 }
 
 func (in *instance) seen() []string {
@@ -159,9 +157,11 @@ func newInstance(t *testing.T, addr string) *instance {
 func newInstanceWith(t *testing.T, addr string, o brredis.Options) *instance {
 	t.Helper()
 	in := &instance{}
-	r, err := retry.New(retry.WithMaxAttempts(1), retry.WithHook(in.hook))
+	r, err := retry.New(retry.WithMaxAttempts(1))
 	require.NoError(t, err)
-	in.b, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
+	s := fleetSettings
+	s.OnStateChange = in.onChange
+	in.b, err = breaker.New(s, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
 	require.NoError(t, err)
 	return in
 }
@@ -238,9 +238,11 @@ func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
 func TestCircuitNeedsAReachableRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	store := newStore(t, srv.Addr, brredis.Options{})
+	r, err := retry.New()
+	require.NoError(t, err)
 	srv.Stop()
 	start := time.Now()
-	_, err := breaker.New(fleetSettings, nil, breaker.WithCircuit(brredis.Circuit(store)))
+	_, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(store)))
 	assert.Error(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second, "fails fast, not after gobreaker's 5s of lock retries")
 }
