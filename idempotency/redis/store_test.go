@@ -8,7 +8,6 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/idempotency/redis"
 	"github.com/retrykit/retry/idempotency/storetest"
@@ -119,20 +118,6 @@ func TestAStaleExecutorCannotOverwriteANewerResult(t *testing.T) {
 	got, _, err := s.Claim(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: "probe"}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "new", string(got.Value))
-}
-
-func TestNewRejectsBadArguments(t *testing.T) {
-	_, err := redis.New(nil)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-	_, err = redis.New(goredis.NewClient(&goredis.Options{}), nil)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-}
-
-func TestTheZeroStoreIsAnErrorNotAPanic(t *testing.T) {
-	var s redis.Store
-	_, _, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-	require.ErrorIs(t, s.Release(t.Context(), idempotency.StoreKey{Key: "k"}, "t"), retry.ErrInvalid)
 }
 
 func TestAnUnreachableRedisIsAStoreFailure(t *testing.T) {
