@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -100,6 +101,24 @@ func BenchmarkHTTPSuccess(b *testing.B) {
 			}
 		})
 	}
+	// retry_result is retry for a caller that asks for the call's Result:
+	// the cost of reporting it. Its context is made once; a caller who makes
+	// one per call spends an allocation more (context.WithValue).
+	b.Run("retry_result", func(b *testing.B) {
+		var res httpretry.Result
+		ctx := must(httpretry.WithResult(context.Background(), &res))
+		req := must(http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/v1/items/7", nil))
+		rt := httpImpl("retry", newCanned(), successRetry(), successBase)
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := rt.RoundTrip(req)
+			if err != nil || res.Attempts != 1 {
+				b.Fatal(err, res)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	})
 }
 
 // TestHTTPImplsRetryAndSucceed checks that every client of the HTTP case

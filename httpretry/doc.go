@@ -5,7 +5,12 @@
 //
 //	client, err := httpretry.NewClient(httpretry.WithRetrier(r))
 //	resp, err := client.Get(url)
-//	res, _ := httpretry.ResultOf(resp) // attempts, waits, and why it stopped
+//
+// A caller that wants the call's attempts, waits and elapsed time asks for
+// them in the request's context, in the way of net/http/httptrace:
+//
+//	var res httpretry.Result
+//	ctx, err := httpretry.WithResult(ctx, &res) // filled in before RoundTrip returns
 //
 // # What is retried
 //
@@ -40,7 +45,7 @@
 // An error status is classified like any failure: 429 and 503 honour
 // Retry-After (seconds or HTTP-date), 502/503/504 are retried, 500 once,
 // other 4xx never. When the loop gives up on a status, the transport returns
-// that last response — body intact — and the reason is in ResultOf. A
+// that last response — body intact — and the reason is in the Result. A
 // transport failure after the last attempt returns the *retry.Error, which
 // says how many attempts were made and why it stopped. When the caller's
 // context ends — during an attempt or a wait — the call returns the
@@ -101,7 +106,7 @@
 //	| model          | "" (one breaker and cooldown per host)                  | WithModel        |
 //	| observation    | no hook, no log                                         | WithHook, WithLogger |
 //
-// A request that succeeds at once costs the transport two allocations (its
-// Result) and a few hundred nanoseconds over the base transport: see
-// bench/README.md.
+// A request that succeeds at once allocates nothing in the transport, and
+// costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
+// cost: see bench/README.md.
 package httpretry

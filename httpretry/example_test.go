@@ -44,8 +44,7 @@ func ExampleNewClient() {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	res, _ := httpretry.ResultOf(resp)
-	fmt.Println(resp.StatusCode, string(body), res.Attempts)
+	fmt.Println(resp.StatusCode, string(body), hits.Load())
 	// Output: 200 hello 3
 }
 
@@ -62,14 +61,22 @@ func ExampleNewClient_post() {
 	}
 
 	// Without an Idempotency-Key a POST is sent once: repeating it could
-	// create two orders.
-	resp, err := client.Post(srv.URL+"/orders", "application/json", strings.NewReader(`{}`))
+	// create two orders. The Result says so.
+	var res httpretry.Result
+	ctx, err := httpretry.WithResult(context.Background(), &res)
+	if err != nil {
+		panic(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{}`))
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	resp.Body.Close()
-	res, _ := httpretry.ResultOf(resp)
 	fmt.Println(hits.Load(), res.Attempts)
 	fmt.Println(strings.Contains(res.Err.Error(), "not safe to repeat"))
 	// Output:
@@ -142,7 +149,7 @@ func ExampleWithHook() {
 	// attempt 2 GET 2xx
 }
 
-func ExampleResultOf() {
+func ExampleWithResult() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "120")
 		http.Error(w, "slow down", http.StatusTooManyRequests)
@@ -153,7 +160,16 @@ func ExampleResultOf() {
 	if err != nil {
 		panic(err)
 	}
-	resp, err := client.Get(srv.URL)
+	var res httpretry.Result // filled in before Do returns
+	ctx, err := httpretry.WithResult(context.Background(), &res)
+	if err != nil {
+		panic(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -161,7 +177,6 @@ func ExampleResultOf() {
 	defer resp.Body.Close()
 	// The server asked for two minutes, more than the policy's 30s MaxDelay:
 	// the transport returns the 429 at once, with the wait for the caller.
-	res, _ := httpretry.ResultOf(resp)
 	var rerr *retry.Error
 	if errors.As(res.Err, &rerr) {
 		fmt.Println(resp.StatusCode, res.Attempts, rerr.RetryAfter, errors.Is(res.Err, retry.ErrWaitTooLong))

@@ -243,3 +243,20 @@ func post(t *testing.T, ctx context.Context, url, body string) *http.Request {
 	require.NoError(t, err)
 	return req
 }
+
+// asking gives req a context that asks the transport for the call's Result.
+func asking(t *testing.T, req *http.Request) (*http.Request, *httpretry.Result) {
+	t.Helper()
+	res := new(httpretry.Result)
+	ctx, err := httpretry.WithResult(req.Context(), res)
+	require.NoError(t, err)
+	return req.WithContext(ctx), res
+}
+
+// get is a GET of url that asks for its Result.
+func get(t *testing.T, url string) (*http.Request, *httpretry.Result) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	return asking(t, req)
+}

@@ -139,7 +139,8 @@ func TestInProgressIsWaitedOutInTheLoop(t *testing.T) {
 				rt := &fakeRT{script: tt.script}
 				tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)))
 				ctx, _ := retry.WithIdempotencyKey(t.Context(), "order-1")
-				resp, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", `{"item":"book"}`))
+				req, res := asking(t, post(t, ctx, "http://api.test/orders", `{"item":"book"}`))
+				resp, err := tr.RoundTrip(req)
 				require.NoError(t, err)
 				assert.Equal(t, 201, resp.StatusCode)
 				of, replayed := idempotency.ReplayOf(resp)
@@ -153,7 +154,6 @@ func TestInProgressIsWaitedOutInTheLoop(t *testing.T) {
 					assert.GreaterOrEqual(t, gaps[i], want)
 					assert.LessOrEqual(t, gaps[i], want+want/10)
 				}
-				res, _ := httpretry.ResultOf(resp)
 				assert.Equal(t, len(tt.script), res.Attempts)
 				assert.GreaterOrEqual(t, res.Waited, tt.wantWaited, "the in-progress waits are in the call's Stats")
 				assert.LessOrEqual(t, res.Waited, tt.wantWaited+tt.wantWaited/10)
@@ -172,12 +172,12 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "99999999999999999999")}}
 			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)))
 			start := time.Now()
-			resp, err := tr.RoundTrip(keyed(t, t.Context(), "k"))
+			req, res := asking(t, keyed(t, t.Context(), "k"))
+			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
 			assert.Zero(t, time.Since(start), "not slept, not even a little")
 			assert.Equal(t, 409, resp.StatusCode)
 			assert.Contains(t, readAll(t, resp), idempotency.KindInProgress, "the 409 keeps its body")
-			res, _ := httpretry.ResultOf(resp)
 			var rerr *retry.Error
 			require.ErrorAs(t, res.Err, &rerr)
 			assert.ErrorIs(t, res.Err, retry.ErrWaitTooLong)
@@ -192,11 +192,11 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 			defer cancel()
 			start := time.Now()
-			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(keyed(t, ctx, "k"))
+			req, res := asking(t, keyed(t, ctx, "k"))
+			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.Zero(t, time.Since(start))
-			res, _ := httpretry.ResultOf(resp)
 			assert.ErrorIs(t, res.Err, retry.ErrDeadline)
 			assert.Equal(t, classify.Retry, idempotency.Classify(res.Err).Verdict, "the caller may wait and ask again")
 		})
@@ -204,10 +204,10 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 	t.Run("MaxAttempts bounds the polls", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "1")}}
-			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(keyed(t, t.Context(), "k"))
+			req, res := asking(t, keyed(t, t.Context(), "k"))
+			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
-			res, _ := httpretry.ResultOf(resp)
 			assert.ErrorIs(t, res.Err, retry.ErrExhausted)
 			assert.Equal(t, 3, rt.count())
 		})
@@ -229,11 +229,11 @@ func TestKeyReuseAndNotRetainedAreNeverRetried(t *testing.T) {
 			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0)), httpretry.MintKeys())
 			req := post(t, t.Context(), "http://api.test/orders", `{"item":"pen"}`)
 			req.Header.Set(idempotency.HeaderKey, "k1")
+			req, res := asking(t, req)
 			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			assert.Equal(t, tt.status, resp.StatusCode)
-			res, _ := httpretry.ResultOf(resp)
 			assert.ErrorIs(t, res.Err, tt.reason)
 			assert.ErrorIs(t, res.Err, retry.ErrPermanent)
 			var ie *idempotency.Error
@@ -310,7 +310,8 @@ func TestATimedOutAttemptCollectsTheFirstExecutionsResult(t *testing.T) {
 			}))
 		tr := transport(t, httpretry.WithBase(srv), httpretry.WithRetrier(r), httpretry.MintKeys())
 		start := time.Now()
-		resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/generate", `{"prompt":"hi"}`))
+		req, res := asking(t, post(t, t.Context(), "http://api.test/generate", `{"prompt":"hi"}`))
+		resp, err := tr.RoundTrip(req)
 		require.NoError(t, err)
 		assert.Equal(t, 201, resp.StatusCode)
 		_, replayed := idempotency.ReplayOf(resp)
@@ -319,7 +320,6 @@ func TestATimedOutAttemptCollectsTheFirstExecutionsResult(t *testing.T) {
 		assert.Equal(t, 1, srv.runs, "the work ran once")
 		assert.Equal(t, []string{classify.ReasonTimeout, idempotency.ReasonInProgress}, waits,
 			"a timeout (retried: the call is keyed), then in progress (waited out)")
-		res, _ := httpretry.ResultOf(resp)
 		assert.Equal(t, 3, res.Attempts)
 		took := time.Since(start) // 300ms timeout + 100ms + a 1s Retry-After (plus at most a tenth)
 		assert.GreaterOrEqual(t, took, 1400*ms)
@@ -347,4 +347,14 @@ func (c *closeCounter) Close() error {
 	defer c.mu.Unlock()
 	c.closed++
 	return nil
+}
+
+func TestAKeyedAnswerIsReadWhateverTheDrainLimit(t *testing.T) {
+	rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, ""), {status: 201}}}
+	tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0)), httpretry.WithDrainLimit(0))
+	resp, err := tr.RoundTrip(keyed(t, t.Context(), "k"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 201, resp.StatusCode)
+	assert.Equal(t, 2, rt.count())
 }

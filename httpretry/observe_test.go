@@ -9,8 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/idempotency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,6 +88,45 @@ func TestOnlyAFailedRequestSentOnceIsLogged(t *testing.T) {
 			assert.Contains(t, logs.String(), "level=INFO")
 			assert.Contains(t, logs.String(), "httpretry: request sent once, not retried")
 			assert.Contains(t, logs.String(), "request.reason=\"without an Idempotency-Key a POST is not safe to repeat\"")
+		})
+	}
+}
+
+func TestTheResultIsReportedOnEveryPath(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		script   []reply
+		header   string
+		attempts int
+		wantErr  error // nil: a success
+		wantResp bool
+	}{
+		{"a success after a retry", []reply{{status: 503}, {status: 200}}, "", 2, nil, true},
+		{"an error response the loop gave up on", []reply{{status: 503}}, "", 3, retry.ErrExhausted, true},
+		{"a transport failure", []reply{{hangup: true}}, "", 3, io.ErrUnexpectedEOF, false},
+		{"a key refused before sending", []reply{{status: 200}}, strings.Repeat("k", 300), 0, retry.ErrInvalid, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &fakeRT{script: tt.script}
+			req, _ := http.NewRequest(http.MethodPut, "http://api.test/x", nil)
+			if tt.header != "" {
+				req.Header.Set(idempotency.HeaderKey, tt.header)
+			}
+			req, res := asking(t, req)
+			resp, err := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))).RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			assert.Equal(t, tt.wantResp, resp != nil)
+			assert.Equal(t, tt.attempts, res.Attempts)
+			if tt.wantErr == nil {
+				assert.NoError(t, res.Err)
+				return
+			}
+			assert.ErrorIs(t, res.Err, tt.wantErr)
+			if !tt.wantResp {
+				assert.Equal(t, err, res.Err, "the error RoundTrip returned")
+			}
 		})
 	}
 }

@@ -14,6 +14,10 @@ import (
 // DefaultDrainLimit is how much of a discarded body is read before closing it.
 const DefaultDrainLimit = 64 << 10
 
+// MaxKindBody is how much of an error response's body is read for its kind
+// (WithKind, and the idempotency answers of a keyed request).
+const MaxKindBody = 64 << 10
+
 // Option configures New and NewClient. Options apply in order; a later one
 // overrides an earlier one of the same kind (WithHook adds). A bad option —
 // nil, or given a value it refuses — makes New return a *retry.InvalidError
@@ -93,7 +97,7 @@ func WithModel(model func(*http.Request) string) Option {
 }
 
 // WithKind reads an API's own error code from an error response's body (at
-// most the drain limit of it, which stays readable), so that classification
+// most MaxKindBody of it, which stays readable), so that classification
 // can tell apart, for example, a gateway's "upstream-error" 502
 // (classify.KindUpstreamError) or a spend cap.
 func WithKind(kind func(resp *http.Response, body []byte) string) Option {
@@ -107,8 +111,8 @@ func WithKind(kind func(resp *http.Response, body []byte) string) Option {
 }
 
 // WithDrainLimit sets how many bytes of a discarded body are read before it
-// is closed, and of an error body read for its kind; a larger body's
-// connection is closed instead of reused. The default is DefaultDrainLimit.
+// is closed; a larger body's connection is closed instead of reused, and 0
+// closes every discarded body at once. The default is DefaultDrainLimit.
 func WithDrainLimit(n int64) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if n < 0 {

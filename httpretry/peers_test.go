@@ -174,13 +174,13 @@ func TestA307ResendsTheBodyAndTheTargetIsRetried(t *testing.T) {
 	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
 	req := post(t, t.Context(), srv.URL+"/redirect", `{"foo":"bar"}`)
 	req.Header.Set(idempotency.HeaderKey, "k-307")
+	req, res := asking(t, req)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 	assert.Equal(t, []string{`{"foo":"bar"}`, `{"foo":"bar"}`}, bodies)
 	assert.Equal(t, []string{"k-307", "k-307"}, keys)
-	res, _ := httpretry.ResultOf(resp)
 	assert.Equal(t, 2, res.Attempts, "the result is the last hop's")
 }
 
@@ -311,10 +311,10 @@ func TestAURLsPasswordIsNeverInAnError(t *testing.T) {
 	var logs logBuffer
 	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithLogger(logger(&logs)))
 	u := strings.Replace(srv.URL, "http://", "http://user:pasten@", 1)
-	resp, err := c.Post(u, "text/plain", strings.NewReader("x"))
+	req, res := asking(t, post(t, t.Context(), u, "x"))
+	resp, err := c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	res, _ := httpretry.ResultOf(resp)
 	assert.NotContains(t, res.Err.Error(), "pasten")
 	assert.Contains(t, res.Err.Error(), "POST "+srv.URL)
 	assert.NotContains(t, logs.String(), "pasten")

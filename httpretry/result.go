@@ -14,52 +14,39 @@ import (
 	"github.com/retrykit/retry/idempotency"
 )
 
-// Result is what the transport reports about a request: its attempts and
-// waits, and why it stopped when the final response is an error status.
+// Result is what the transport reports about a call made with a context
+// from WithResult: its attempts, waits and elapsed time, and why it did not
+// succeed.
 type Result struct {
 	retry.Stats
-	// Err is why the loop stopped on an error response — a *retry.Error, or a
-	// *NotRetriedError — or nil when the response is a success.
+	// Err is why the call did not succeed, nil when it did: with the final
+	// error response, why the loop stopped on it (a *retry.Error, or a
+	// *NotRetriedError); without a response, the error RoundTrip returned.
 	Err error
-}
-
-// ResultOf returns the result the transport attached to resp, and false for
-// a response it did not return.
-func ResultOf(resp *http.Response) (Result, bool) {
-	if resp == nil || resp.Request == nil {
-		return Result{}, false
-	}
-	r, ok := resp.Request.Context().Value(resultKey{}).(*Result)
-	if !ok {
-		return Result{}, false
-	}
-	return *r, true
 }
 
 type resultKey struct{}
 
-// resultContext carries a Result in one allocation, where context.WithValue
-// would take two (the context, and the Result boxed in an interface).
-type resultContext struct {
-	context.Context
-	res Result
+// WithResult returns a context with which the transport reports, into res,
+// the Result of the call made with it — on success and on failure — before
+// RoundTrip returns, in the way of net/http/httptrace. Nothing is reported,
+// and nothing is spent on reporting, for a call whose context does not ask.
+// Give each call its own Result; after redirects it holds the last hop's.
+// A nil ctx or res is a *retry.InvalidError.
+func WithResult(ctx context.Context, res *Result) (context.Context, error) {
+	switch {
+	case ctx == nil:
+		return ctx, invalid("WithResult", nil, "the context must not be nil")
+	case res == nil:
+		return ctx, invalid("WithResult", nil, "the Result must not be nil")
+	}
+	return context.WithValue(ctx, resultKey{}, res), nil
 }
 
-func (c *resultContext) Value(key any) any {
-	if key == (resultKey{}) {
-		return &c.res
-	}
-	return c.Context.Value(key)
-}
-
-// attach gives resp a copy of its request that carries r. The request is
-// copied, never modified: it is the caller's, or the base transport's.
-func attach(resp *http.Response, req *http.Request, r Result) *http.Response {
-	if resp.Request != nil {
-		req = resp.Request
-	}
-	resp.Request = req.WithContext(&resultContext{Context: req.Context(), res: r})
-	return resp
+// resultOf returns the Result that ctx asks the transport to fill, or nil.
+func resultOf(ctx context.Context) *Result {
+	res, _ := ctx.Value(resultKey{}).(*Result)
+	return res
 }
 
 // statusError is the failure an error response stands for in the retry
@@ -71,7 +58,7 @@ func (c *call) statusError(resp *http.Response) error {
 	if c.t.kind == nil && !keyed {
 		return se
 	}
-	head := peek(resp, c.t.drainLimit)
+	head := peek(resp, MaxKindBody)
 	if c.t.kind != nil {
 		se.Kind = c.t.kind(resp, head)
 	}

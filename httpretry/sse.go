@@ -232,7 +232,8 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stre
 			return nil, classify.Permanent(invalid("OpenSSE", nil, "the context must not be nil"))
 		}
 		attempt++
-		r := req.Clone(ctx)
+		var res Result // a Transport's verdict on an error response
+		r := req.Clone(context.WithValue(ctx, resultKey{}, &res))
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, classify.Permanent(errors.New("httpretry: the request body cannot be rewound (no GetBody)"))
@@ -251,7 +252,7 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stre
 			return nil, err
 		}
 		if err := classify.ResponseError(resp); err != nil {
-			if res, ok := ResultOf(resp); ok && res.Err != nil {
+			if res.Err != nil {
 				err = res.Err // sent through a Transport: its classified error (kind, retries) says more
 			}
 			drain(resp.Body, DefaultDrainLimit)

@@ -92,12 +92,11 @@ func TestAnAttemptTimeoutBoundsTheWaitForTheHeaderOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &slowRT{headerDelay: []time.Duration{time.Second, 100 * ms}, chunks: 10, tick: 100 * ms}
 		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms, retry.WithAttemptTimeout(500*ms))))
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/report", nil)
+		req, res := get(t, "http://api.test/report")
 		start := time.Now()
 		resp, err := tr.RoundTrip(req)
 		require.NoError(t, err)
 		assert.Equal(t, 610*ms, time.Since(start), "a header later than 500ms timed the first attempt out; a GET is retried")
-		res, _ := httpretry.ResultOf(resp)
 		assert.Equal(t, 2, res.Attempts)
 		assert.Equal(t, strings.Repeat("chunk\n", 10), readAll(t, resp), "1s of body, twice the attempt timeout")
 		assert.Error(t, rt.ctxs[0].Err(), "the timed-out attempt's request was cancelled")

@@ -96,8 +96,9 @@ func (t *Transport) baseTransport() http.RoundTripper {
 }
 
 // RoundTrip sends req, retrying it when that is safe, and returns the first
-// success, or the last error response (see ResultOf), or the error that ended
-// the call. Like every RoundTripper, it closes req's body, even on errors.
+// success, or the last error response (why the loop stopped on it is in the
+// Result, see WithResult), or the error that ended the call. Like every
+// RoundTripper, it closes req's body, even on errors.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t, err := t.ready()
 	if err == nil {
@@ -111,6 +112,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer c.free()
 	if err := c.prepare(); err != nil {
 		closeBody(req)
+		if c.res != nil {
+			*c.res = Result{Err: err}
+		}
 		return nil, err
 	}
 	st, err := c.run()

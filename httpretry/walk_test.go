@@ -43,6 +43,8 @@ func TestEveryEntryPointRefusesNilAndZeroArguments(t *testing.T) {
 			_, err := stream.Open(t.Context(), quick(t), httpretry.OpenSSE(nil, nil))
 			return err
 		}},
+		{"WithResult(nil, res)", func() error { _, err := httpretry.WithResult(nil, new(httpretry.Result)); return err }},
+		{"WithResult(ctx, nil)", func() error { _, err := httpretry.WithResult(t.Context(), nil); return err }},
 		{"NewSSE(nil).Next", func() error { _, err := httpretry.NewSSE(nil).Next(); return err }},
 		{"a nil SSE's Next", func() error { _, err := (*httpretry.SSE)(nil).Next(); return err }},
 		{"a zero SSE's Next", func() error { _, err := new(httpretry.SSE).Next(); return err }},
@@ -64,10 +66,6 @@ func TestNilAndZeroValuesWithADocumentedMeaningDoNotPanic(t *testing.T) {
 		(*httpretry.Transport)(nil).CloseIdleConnections()
 		new(httpretry.Transport).CloseIdleConnections()
 		assert.Empty(t, httpretry.Redact(nil))
-		_, ok := httpretry.ResultOf(nil)
-		assert.False(t, ok)
-		_, ok = httpretry.ResultOf(&http.Response{})
-		assert.False(t, ok)
 		assert.NoError(t, (*httpretry.SSE)(nil).Close())
 		assert.NoError(t, httpretry.NewSSE(nil).Close())
 		var nr *httpretry.NotRetriedError
@@ -89,12 +87,10 @@ func TestTheZeroTransportUsesTheDefaults(t *testing.T) {
 	srv := newServer(t, reply{status: 503}, reply{status: 200, body: "ok"})
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
 	var tr httpretry.Transport // http.DefaultTransport, retry.New()'s policy
-	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req, res := get(t, srv.URL)
 	resp, err := tr.RoundTrip(req)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", readAll(t, resp))
-	res, ok := httpretry.ResultOf(resp)
-	require.True(t, ok)
 	assert.Equal(t, 2, res.Attempts)
 }
 
