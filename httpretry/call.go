@@ -33,8 +33,9 @@ type call struct {
 
 // calls recycles the state of finished calls, with their attempt functions
 // bound once, so that a request that succeeds at once allocates nothing in
-// the transport: a call allocated per request, with its bound method, costs
-// 2 allocations (bench: HTTPSuccess/retry).
+// the transport: a call allocated per request, with its two bound functions,
+// cost 3 allocations (192 B) and about 100 ns more (bench: HTTPSuccess/retry,
+// 2026-12-01).
 var calls = sync.Pool{New: func() any {
 	c := new(call)
 	c.op = c.attempt
@@ -154,6 +155,7 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	req, l, err := c.request(actx)
 	if err != nil {
+		c.report(start, 0, err)
 		return err
 	}
 	resp, err := c.t.baseTransport().RoundTrip(req)
