@@ -20,8 +20,8 @@
 // rewound (no GetBody: http.NewRequest sets it for in-memory bodies; the
 // transport never reads a body into memory to make it rewindable). The reason
 // is in the error (NotRetriedError), the hook (Attempt.Once) and the log
-// (WithLogger). A timed-out attempt is retried only for an idempotent method
-// or a keyed request: the server may still be working on it.
+// (WithLogger). A timed-out attempt — the server may still be working on it
+// — is retried only for an idempotent method or a keyed request.
 //
 // # Idempotency keys
 //
@@ -93,18 +93,19 @@
 //
 // The zero Transport is usable and means the same as New():
 //
-//	| setting        | default                                                 | option           |
-//	|----------------|---------------------------------------------------------|------------------|
-//	| base transport | http.DefaultTransport                                   | WithBase         |
-//	| retry policy   | retry.New() with its defaults (3 attempts, 30s MaxDelay) | WithRetrier      |
-//	| retried        | idempotent methods and keyed requests                   | a key, MintKeys  |
-//	| keys           | the request's or its context's; none minted             | MintKeys         |
-//	| drain limit    | 64 KiB read from a discarded body before closing it     | WithDrainLimit   |
-//	| error kinds    | none read from bodies (idempotency answers excepted)    | WithKind         |
-//	| breakers       | none                                                    | WithBreakers     |
-//	| cooldowns      | none                                                    | WithCooldowns    |
-//	| model          | "" (one breaker and cooldown per host)                  | WithModel        |
-//	| observation    | no hook, no log                                         | WithHook, WithLogger |
+//	| setting        | default                                        | option               |
+//	|----------------|------------------------------------------------|----------------------|
+//	| base transport | http.DefaultTransport                          | WithBase             |
+//	| retry policy   | retry.New(): 3 attempts, 30s MaxDelay, …       | WithRetrier          |
+//	| retried        | idempotent methods and keyed requests          | a key, MintKeys      |
+//	| keys           | the request's or its context's; none minted    | MintKeys             |
+//	| drain limit    | 64 KiB read from a discarded body, then closed | WithDrainLimit       |
+//	| error kinds    | none read (idempotency answers excepted)       | WithKind             |
+//	| breakers       | none                                           | WithBreakers         |
+//	| cooldowns      | none                                           | WithCooldowns        |
+//	| model          | "" (one breaker and cooldown per host)         | WithModel            |
+//	| observation    | no hook, no log                                | WithHook, WithLogger |
+//	| Result         | not reported                                   | WithResult (context) |
 //
 // A request that succeeds at once allocates nothing in the transport, and
 // costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
