@@ -108,8 +108,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	c := newCall(t, req)
-	defer c.free()
+	c := call{t: t, req: req, res: resultOf(req.Context())}
 	if err := c.prepare(); err != nil {
 		closeBody(req)
 		if c.res != nil {
