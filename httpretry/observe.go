@@ -23,8 +23,8 @@ type Attempt struct {
 }
 
 // StatusClass returns the status class — "1xx", "2xx", "3xx", "4xx" or
-// "5xx" — or "error" when no response came: the label for counting attempts
-// by status class.
+// "5xx" — or "error" when no response came (or its status was outside
+// 100–599): the label for counting attempts by status class.
 func (a Attempt) StatusClass() string {
 	if a.Status < 100 || a.Status > 599 {
 		return "error"
