@@ -3,81 +3,225 @@ package httpretry
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/idempotency"
 )
 
-// call is one request through the transport: its attempts, and the last
-// error response, kept whole in case it is the final answer.
+// call is one request through the transport: one call of the retry loop.
 type call struct {
-	t          *Transport
-	req        *http.Request
-	key        breaker.HostModel
-	replayable bool
-	attempts   int
-	last       *http.Response // the last attempt's error response
+	t        *Transport
+	req      *http.Request   // the caller's; never modified
+	ctx      context.Context // the loop's: the request's, with the call's key
+	key      string          // the call's idempotency key; "" for none
+	setKey   bool            // the key is not in the request's header: each attempt sets it
+	once     string          // why the request is sent once; "" when it may be repeated
+	hm       breaker.HostModel
+	res      *Result // where the caller asked for the call's Result; nil if it did not
+	attempts int
+	bodySent bool           // the caller's body went to the base transport
+	resp     *http.Response // the successful attempt's response
+	last     *http.Response // the last attempt's error response, kept whole
 }
 
-// attempt sends one attempt. An error status becomes a *classify.StatusError
-// for the loop to classify; its response is kept until the next attempt, then
-// drained and closed.
-func (c *call) attempt(ctx context.Context) (*http.Response, error) {
-	c.discard()
-	req, err := c.request(ctx)
+// prepare picks the call's key and decides whether the request may be
+// repeated, before anything is sent.
+func (c *call) prepare() error {
+	ctx, err := c.keyed(c.req.Context())
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("httpretry: %s %s: not sent: %w", methodOf(c.req), Redact(c.req.URL), err)
 	}
-	if cd := c.t.cooldowns; cd != nil {
-		if err := cd.Check(c.key); err != nil {
-			closeBody(req)
-			return nil, err // local: no request sent
+	if c.once = whyOnce(c.req, c.key); c.once != "" {
+		ctx = retry.SingleAttempt(ctx)
+	}
+	c.ctx = ctx
+	if c.t.breakers != nil || c.t.cooldowns != nil {
+		c.hm = breaker.HostModel{Host: c.req.URL.Host}
+		if c.t.model != nil {
+			c.hm.Model = c.t.model(c.req)
 		}
 	}
-	resp, err := c.t.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// keyed finds the call's idempotency key — the request's header, its
+// context's (retry.WithIdempotencyKey), or a new one with MintKeys — and
+// returns the loop's context, which carries it.
+func (c *call) keyed(ctx context.Context) (context.Context, error) {
+	var key string
+	if len(c.req.Header[idempotency.HeaderKey]) > 0 { // KeyOf would canonicalise the name first
+		var err error
+		if key, err = idempotency.KeyOf(c.req.Header); err != nil {
+			return ctx, err
+		}
 	}
-	if resp.StatusCode < 400 {
-		return resp, nil
+	ctxKey, inCtx := retry.IdempotencyKey(ctx)
+	switch {
+	case key != "":
+		c.key = key
+		if key != ctxKey {
+			return retry.WithIdempotencyKey(ctx, key)
+		}
+	case inCtx:
+		c.key, c.setKey = ctxKey, true
+	case c.t.mint && !idempotentMethod(c.req.Method):
+		c.key, c.setKey = idempotency.NewKey(), true
+		return retry.WithIdempotencyKey(ctx, c.key)
+	}
+	return ctx, nil
+}
+
+// whyOnce says why req must not be sent more than once, or "".
+func whyOnce(req *http.Request, key string) string {
+	switch {
+	case hasBody(req) && req.GetBody == nil:
+		return "its body cannot be rewound (no GetBody)"
+	case key == "" && !idempotentMethod(req.Method):
+		return "without an Idempotency-Key a " + req.Method + " is not safe to repeat"
+	}
+	return ""
+}
+
+// idempotentMethod reports the methods RFC 9110 defines as idempotent.
+func idempotentMethod(m string) bool {
+	switch m {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// run runs the attempts: through the key's breaker if any, else the
+// Retrier. The Retrier keeps no reference to its operation, so that the call
+// stays on RoundTrip's stack: a request that succeeds at once allocates
+// nothing in the transport (a call on the heap, with its bound method, cost
+// 2 allocations and about 100 ns; bench: HTTPSuccess/retry, 2026-12-01).
+func (c *call) run() (retry.Stats, error) {
+	if c.t.breakers != nil {
+		return c.runBreaker()
+	}
+	if c.res == nil && c.once == "" {
+		// Nobody asked for the Stats: Do reads the clock once, where Run
+		// reads it twice (about 40 ns a read here).
+		return retry.Stats{}, c.t.r.Do(c.ctx, c.attempt)
+	}
+	return c.t.r.Run(c.ctx, c.attempt)
+}
+
+// runBreaker runs the attempts through the key's breaker.
+func (c *call) runBreaker() (retry.Stats, error) {
+	b, err := c.t.breakers.get(c.t.r, c.hm)
+	if err != nil {
+		return retry.Stats{}, err
+	}
+	_, st, err := breaker.Value(c.ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.attempt(ctx) })
+	return st, err
+}
+
+// attempt sends one attempt. An error status becomes an error for the loop
+// to classify; its response is kept until the next attempt, then drained and
+// closed.
+func (c *call) attempt(actx context.Context) error {
+	c.discard()
+	c.attempts++
+	start := c.clock()
+	if cd := c.t.cooldowns; cd != nil {
+		if err := cd.Check(c.hm); err != nil {
+			c.report(start, 0, err)
+			return err // local: no request sent
+		}
+	}
+	req, l, err := c.request(actx)
+	if err != nil {
+		c.report(start, 0, err)
+		return err
+	}
+	resp, err := c.t.baseTransport().RoundTrip(req)
+	if err == nil && resp == nil {
+		err = errNoResponse
+	}
+	status := 0
+	if err != nil {
+		err = c.failed(actx, l, err)
+	} else {
+		status, err = c.answer(actx, resp, l)
+	}
+	c.report(start, status, err)
+	return err
+}
+
+// request prepares the attempt's request: the caller's own for a first
+// attempt that needs nothing else, otherwise a copy with the call's key, the
+// body rewound, and the context the attempt's deadline may cancel.
+func (c *call) request(actx context.Context) (*http.Request, link, error) {
+	ctx, l := c.req.Context(), link{}
+	if actx.Done() != c.ctx.Done() { // the attempt has a deadline of its own
+		ctx, l = linkTo(ctx, actx)
+	}
+	req := c.req
+	switch {
+	case c.setKey:
+		req = c.req.Clone(ctx) // the header is copied: the caller's stays as it was
+		req.Header.Set(idempotency.HeaderKey, c.key)
+	case ctx != c.req.Context() || c.attempts > 1 && hasBody(c.req):
+		req = c.req.WithContext(ctx) // a shallow copy: the header is shared, and only read
+	}
+	if c.attempts == 1 {
+		c.bodySent = true
+		return req, l, nil
+	}
+	if hasBody(c.req) {
+		body, err := c.req.GetBody()
+		if err != nil {
+			l.release()
+			return nil, link{}, classify.Permanent(fmt.Errorf("httpretry: rewind the body for attempt %d: %w", c.attempts, err))
+		}
+		req.Body = body
+	}
+	return req, l, nil
+}
+
+// failed turns the base transport's error into the attempt's failure.
+func (c *call) failed(actx context.Context, l link, err error) error {
+	l.release()
+	if actx.Err() != nil && c.req.Context().Err() == nil {
+		err = fmt.Errorf("httpretry: no response within the attempt timeout: %w (the transport said: %v)", context.Cause(actx), err)
+	}
+	if c.key == "" && c.once == "" {
+		// A request idempotent by its method may be repeated after a timeout
+		// — what the retry loop's idempotency gate asks of a timed-out
+		// attempt — as a keyed one may.
+		if d := classify.Timeouts(err); d.Timeout {
+			return classify.Mark(err, classify.Decision{Verdict: classify.Retry, Reason: d.Reason})
+		}
+	}
+	return err
+}
+
+// answer takes the attempt's response: a success for the caller, or an error
+// status for the loop. It returns the status it kept, 0 if the attempt's
+// deadline came first.
+func (c *call) answer(actx context.Context, resp *http.Response, l link) (int, error) {
+	var err error
+	if resp.StatusCode >= 400 {
+		err = c.statusError(resp) // read within the attempt's deadline
+	}
+	if !l.keep(resp) {
+		return 0, c.failed(actx, l, context.Cause(actx))
+	}
+	if err == nil {
+		c.resp = resp
+		return resp.StatusCode, nil
 	}
 	c.last = resp
-	serr := c.t.statusError(resp)
-	c.observe(ctx, serr)
-	return resp, serr
-}
-
-func (c *call) whyOnce() string {
-	if c.req.Body != nil && c.req.Body != http.NoBody && c.req.GetBody == nil {
-		return "its body cannot be rewound (no GetBody)"
-	}
-	return "without an Idempotency-Key a " + c.req.Method + " is not safe to repeat"
-}
-
-// request prepares the attempt's request: the original for the first attempt,
-// a clone with a fresh body after it.
-func (c *call) request(ctx context.Context) (*http.Request, error) {
-	c.attempts++
-	req := c.req.Clone(ctx)
-	if c.attempts == 1 || c.req.Body == nil || c.req.Body == http.NoBody {
-		req.Body = c.req.Body
-		return req, nil
-	}
-	body, err := c.req.GetBody()
-	if err != nil {
-		return nil, fmt.Errorf("httpretry: rewind the body for attempt %d: %w", c.attempts, err)
-	}
-	req.Body = body
-	return req, nil
-}
-
-// observe starts the key's cooldown after a 503 with Retry-After.
-func (c *call) observe(ctx context.Context, err error) {
 	if cd := c.t.cooldowns; cd != nil {
-		cd.Observe(c.key, err)
+		cd.Observe(c.hm, err)
 	}
+	return resp.StatusCode, err
 }
 
 // discard drains and closes the previous attempt's error response.
@@ -88,77 +232,81 @@ func (c *call) discard() {
 	}
 }
 
-// finish returns the final response (the last error response, if the loop
-// gave up on a status) with the call's result attached, or the error.
-func (c *call) finish(ctx context.Context, resp *http.Response, st retry.Stats, err error) (*http.Response, error) {
-	if err == nil {
-		return attach(resp, Result{Stats: st}), nil
-	}
-	if c.attempts == 0 {
+// finish reports the call's Result, if asked, and returns its answer.
+func (c *call) finish(st retry.Stats, err error) (*http.Response, error) {
+	if !c.bodySent {
 		closeBody(c.req)
-	} else if !c.replayable {
-		err = &NotRetriedError{Method: c.req.Method, URL: Redact(c.req.URL), Reason: c.whyOnce(), Err: err, Stats: st}
 	}
-	if c.last != nil { // the loop gave up on an error status: that response is the answer
-		last := c.last
-		c.last = nil
-		return attach(last, Result{Stats: st, Err: err}), nil
+	resp, why, err := c.outcome(st, err)
+	if c.res != nil {
+		*c.res = Result{Stats: st, Err: why}
 	}
-	return nil, err
+	return resp, err
 }
 
-// NotRetriedError reports a request sent once because repeating it was not
-// known to be safe.
-type NotRetriedError struct {
-	Method string
-	URL    string // redacted
-	Reason string
-	Err    error
-	// Stats are the call's: one attempt, and the time it took.
-	Stats retry.Stats
-}
-
-// Error returns "httpretry: POST https://api.example/orders sent once, not
-// retried: without an Idempotency-Key a POST is not safe to repeat: <err>".
-func (e *NotRetriedError) Error() string {
-	return fmt.Sprintf("httpretry: %s %s sent once, not retried: %s: %v", e.Method, e.URL, e.Reason, e.Err)
-}
-
-// Unwrap returns the attempt's failure.
-func (e *NotRetriedError) Unwrap() error { return e.Err }
-
-// Final reports true: no enclosing retry loop may resend the request.
-func (e *NotRetriedError) Final() bool { return true }
-
-// LogValue reports the error for log/slog: method, redacted URL, reason.
-func (e *NotRetriedError) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("method", e.Method), slog.String("url", e.URL),
-		slog.String("reason", e.Reason), slog.String("error", e.Err.Error()))
-}
-
-// Result is what the transport reports about a request: its attempts and
-// waits, and why it stopped when the final response is an error status.
-type Result struct {
-	retry.Stats
-	// Err is why the loop stopped on an error response — a *retry.Error, or a
-	// *NotRetriedError — or nil when the response is a success.
-	Err error
-}
-
-type resultKey struct{}
-
-func attach(resp *http.Response, r Result) *http.Response {
-	if resp.Request != nil {
-		resp.Request = resp.Request.WithContext(context.WithValue(resp.Request.Context(), resultKey{}, r))
+// outcome returns what RoundTrip returns — the success; or the last error
+// response, whose reason is why; or the error: the context's when the caller
+// gave up, as http.Client returns it.
+func (c *call) outcome(st retry.Stats, err error) (resp *http.Response, why, rerr error) {
+	switch {
+	case err == nil:
+		return c.resp, nil, nil
+	case c.ctx.Err() != nil:
+		c.discard()
+		return nil, err, err
 	}
-	return resp
+	if c.once != "" && c.attempts > 0 {
+		err = c.notRetried(err, st)
+	}
+	if c.last == nil {
+		return nil, err, err
+	}
+	resp, c.last = c.last, nil
+	return resp, err, nil
 }
 
-// ResultOf returns the result the transport attached to resp.
-func ResultOf(resp *http.Response) (Result, bool) {
-	if resp == nil || resp.Request == nil {
-		return Result{}, false
+// link ties the request of an attempt that has its own deadline (an attempt
+// timeout) to that deadline only until the response's header — and, for an
+// error response, the part of its body the transport reads — has arrived.
+// The request's context derives from the caller's, so a response handed to
+// the caller stays readable until the caller closes its body or its own
+// context ends. The zero link ties nothing.
+type link struct {
+	cancel context.CancelCauseFunc
+	stop   func() bool
+}
+
+func linkTo(parent, actx context.Context) (context.Context, link) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(actx, func() { cancel(context.Cause(actx)) })
+	return ctx, link{cancel, stop}
+}
+
+// keep unties resp from the attempt's deadline, and reports false, with
+// resp closed, if the deadline came first.
+func (l link) keep(resp *http.Response) bool {
+	if l.cancel == nil {
+		return true
 	}
-	r, ok := resp.Request.Context().Value(resultKey{}).(Result)
-	return r, ok
+	if !l.stop() {
+		_ = resp.Body.Close()
+		return false
+	}
+	resp.Body = untied(resp.Body, l.cancel)
+	return true
+}
+
+// release ends the attempt's request context.
+func (l link) release() {
+	if l.cancel != nil {
+		l.stop()
+		l.cancel(nil)
+	}
+}
+
+func (c *call) clock() time.Time {
+	if len(c.t.hooks) == 0 {
+		return time.Time{}
+	}
+	return time.Now()
 }

@@ -2,6 +2,7 @@ package httpretry_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/stream"
 )
 
@@ -27,8 +29,14 @@ func ExampleNewClient() {
 	}))
 	defer srv.Close()
 
-	r, _ := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
-	client, _ := httpretry.NewClient(httpretry.WithRetrier(r))
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	if err != nil {
+		panic(err)
+	}
+	client, err := httpretry.NewClient(httpretry.WithRetrier(r))
+	if err != nil {
+		panic(err)
+	}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		fmt.Println(err)
@@ -36,8 +44,7 @@ func ExampleNewClient() {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	res, _ := httpretry.ResultOf(resp)
-	fmt.Println(resp.StatusCode, string(body), res.Attempts)
+	fmt.Println(resp.StatusCode, string(body), hits.Load())
 	// Output: 200 hello 3
 }
 
@@ -48,18 +55,153 @@ func ExampleNewClient_post() {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	client, _ := httpretry.NewClient()
+	client, err := httpretry.NewClient()
+	if err != nil {
+		panic(err)
+	}
 
 	// Without an Idempotency-Key a POST is sent once: repeating it could
-	// create two orders.
-	resp, _ := client.Post(srv.URL+"/orders", "application/json", strings.NewReader(`{}`))
+	// create two orders. The Result says so.
+	var res httpretry.Result
+	ctx, err := httpretry.WithResult(context.Background(), &res)
+	if err != nil {
+		panic(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{}`))
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp.Body.Close()
-	res, _ := httpretry.ResultOf(resp)
 	fmt.Println(hits.Load(), res.Attempts)
 	fmt.Println(strings.Contains(res.Err.Error(), "not safe to repeat"))
 	// Output:
 	// 1 1
 	// true
+}
+
+func ExampleMintKeys() {
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Header.Get(idempotency.HeaderKey))
+		if len(keys) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+
+	// For a server that honours Idempotency-Key: a POST without a key gets
+	// one, the same on every attempt, so it may be retried.
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	if err != nil {
+		panic(err)
+	}
+	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.MintKeys())
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Post(srv.URL+"/orders", "application/json", strings.NewReader(`{"sku":1}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, len(keys), keys[0] == keys[1], len(keys[0]))
+	// Output: 201 2 true 26
+}
+
+func ExampleWithHook() {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	if err != nil {
+		panic(err)
+	}
+	count := func(_ context.Context, a httpretry.Attempt) { // e.g. a metric: attempts by method and status class
+		fmt.Println("attempt", a.Number, a.Method, a.StatusClass())
+	}
+	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.WithHook(count))
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Get(srv.URL + "/items?token=secret")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	// Output:
+	// attempt 1 GET 5xx
+	// attempt 2 GET 2xx
+}
+
+func ExampleWithResult() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "120")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	client, err := httpretry.NewClient()
+	if err != nil {
+		panic(err)
+	}
+	var res httpretry.Result // filled in before Do returns
+	ctx, err := httpretry.WithResult(context.Background(), &res)
+	if err != nil {
+		panic(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	// The server asked for two minutes, more than the policy's 30s MaxDelay:
+	// the transport returns the 429 at once, with the wait for the caller.
+	var rerr *retry.Error
+	if errors.As(res.Err, &rerr) {
+		fmt.Println(resp.StatusCode, res.Attempts, rerr.RetryAfter, errors.Is(res.Err, retry.ErrWaitTooLong))
+	}
+	// Output: 429 1 2m0s true
+}
+
+func ExampleTransport() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello")
+	}))
+	defer srv.Close()
+
+	// The zero Transport sends through http.DefaultTransport under the
+	// default retry policy, as http.Client's zero value does.
+	client := &http.Client{Transport: &httpretry.Transport{}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(string(body))
+	// Output: hello
 }
 
 func ExampleOpenSSE() {

@@ -2,12 +2,14 @@ package httpretry_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/httpretry"
+	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/jitter"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +66,7 @@ func newServer(t *testing.T, script ...reply) *server {
 func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Idempotency-Key"), string(body)})
+	s.requests = append(s.requests, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get(idempotency.HeaderKey), string(body)})
 	rep := s.script[min(len(s.requests), len(s.script))-1]
 	s.mu.Unlock()
 	if rep.hangup {
@@ -148,22 +151,29 @@ func logger(w io.Writer) *slog.Logger {
 }
 
 // fakeRT answers from a script without a network, for tests on the fake
-// clock; it records when each request came.
+// clock; it records when each request came, and what it carried.
 type fakeRT struct {
 	mu     sync.Mutex
 	script []reply
 	at     []time.Time
+	sent   []seen
 	closed atomic.Int64 // bodies of responses closed
 }
 
 func (f *fakeRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
 	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
 		req.Body.Close()
 	}
 	f.mu.Lock()
 	f.at = append(f.at, time.Now())
+	f.sent = append(f.sent, seen{req.Method, req.URL.Path, req.URL.RawQuery, req.Header.Get(idempotency.HeaderKey), string(body)})
 	rep := f.script[min(len(f.at), len(f.script))-1]
 	f.mu.Unlock()
+	if rep.hangup {
+		return nil, io.ErrUnexpectedEOF
+	}
 	h := rep.header
 	if h == nil {
 		h = http.Header{}
@@ -190,3 +200,63 @@ type trackedBody struct {
 func (b *trackedBody) Close() error { b.closed.Add(1); return nil }
 
 func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
+
+func (f *fakeRT) requests() []seen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seen(nil), f.sent...)
+}
+
+func (f *fakeRT) count() int { return len(f.requests()) }
+
+// problem is an idempotency answer as the middleware sends it: a problem
+// document whose "kind" is one of idempotency's Kind… constants.
+func problem(status int, kind, retryAfter string) reply {
+	h := http.Header{"Content-Type": {"application/problem+json"}}
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
+	return reply{status: status, header: h,
+		body: `{"type":"about:blank","status":` + strconv.Itoa(status) + `,"kind":"` + kind + `"}`}
+}
+
+// exact is a Retrier with exact backoff waits: constant d, no jitter. (A
+// server's Retry-After is still waited plus up to a tenth, by design.)
+func exact(t *testing.T, d time.Duration, opts ...retry.Option) *retry.Retrier {
+	t.Helper()
+	base := []retry.Option{retry.WithBackoff(backoff.Constant(d)), retry.WithJitter(jitter.None{}), retry.WithJitterSource(jitter.NewSeeded(1))}
+	r, err := retry.New(append(base, opts...)...)
+	require.NoError(t, err)
+	return r
+}
+
+func transport(t *testing.T, opts ...httpretry.Option) *httpretry.Transport {
+	t.Helper()
+	tr, err := httpretry.New(opts...)
+	require.NoError(t, err)
+	return tr
+}
+
+func post(t *testing.T, ctx context.Context, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	return req
+}
+
+// asking gives req a context that asks the transport for the call's Result.
+func asking(t *testing.T, req *http.Request) (*http.Request, *httpretry.Result) {
+	t.Helper()
+	res := new(httpretry.Result)
+	ctx, err := httpretry.WithResult(req.Context(), res)
+	require.NoError(t, err)
+	return req.WithContext(ctx), res
+}
+
+// get is a GET of url that asks for its Result.
+func get(t *testing.T, url string) (*http.Request, *httpretry.Result) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	return asking(t, req)
+}

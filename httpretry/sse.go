@@ -38,11 +38,17 @@ type EventError struct {
 }
 
 // Error returns "httpretry: the stream reported an error: <message>".
-func (e *EventError) Error() string { return "httpretry: the stream reported an error: " + e.Message }
+func (e *EventError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return "httpretry: the stream reported an error: " + e.Message
+}
 
 // SSE reads a text/event-stream body as a stream of events: it implements
 // stream.Chunks[Event]. An in-band error becomes an *EventError; the data
-// "[DONE]" ends the stream like the end of the body.
+// "[DONE]" ends the stream like the end of the body. A nil or zero SSE has no
+// body: Next returns a *retry.InvalidError, and Close does nothing.
 type SSE struct {
 	body io.ReadCloser
 	sc   *bufio.Scanner
@@ -51,8 +57,12 @@ type SSE struct {
 
 var _ stream.Chunks[Event] = (*SSE)(nil)
 
-// NewSSE reads events from body.
+// NewSSE reads events from body. A nil body gives an SSE whose Next returns
+// a *retry.InvalidError.
 func NewSSE(body io.ReadCloser) *SSE {
+	if body == nil {
+		return &SSE{}
+	}
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 4096), MaxEventLine)
 	sc.Split(scanLines)
@@ -62,6 +72,9 @@ func NewSSE(body io.ReadCloser) *SSE {
 // Next returns the next event, io.EOF at the end of the stream, or the
 // in-band error as an *EventError.
 func (s *SSE) Next() (Event, error) {
+	if s == nil || s.sc == nil {
+		return Event{}, invalid("SSE.Next", nil, "the SSE has no body (use NewSSE)")
+	}
 	var e Event
 	var data strings.Builder
 	seen := false
@@ -164,7 +177,12 @@ func errorMessage(text string) string {
 }
 
 // Close closes the body.
-func (s *SSE) Close() error { return s.body.Close() }
+func (s *SSE) Close() error {
+	if s == nil || s.body == nil {
+		return nil
+	}
+	return s.body.Close()
+}
 
 // scanLines splits on "\r\n", "\n" or "\r", as the event stream format
 // allows.
@@ -196,14 +214,26 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 // transport's breakers, cooldowns and error kinds (WithKind), and its retries
 // stand for the stream's: the stream's loop does not retry what the
 // transport gave up on (retry in one layer).
+//
+// A nil client means http.DefaultClient. A nil request, or one without a URL,
+// makes every attempt fail at once, before anything is sent, with a
+// *retry.InvalidError marked permanent.
 func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stream.Chunks[Event], error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
+	if err := checkRequest(req); err != nil {
+		bad := classify.Permanent(invalid("OpenSSE", nil, "the request must not be nil, and must have a URL"))
+		return func(context.Context) (stream.Chunks[Event], error) { return nil, bad }
+	}
 	attempt := 0
 	return func(ctx context.Context) (stream.Chunks[Event], error) {
+		if ctx == nil {
+			return nil, classify.Permanent(invalid("OpenSSE", nil, "the context must not be nil"))
+		}
 		attempt++
-		r := req.Clone(ctx)
+		var res Result // a Transport's verdict on an error response
+		r := req.Clone(context.WithValue(ctx, resultKey{}, &res))
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, classify.Permanent(errors.New("httpretry: the request body cannot be rewound (no GetBody)"))
@@ -222,7 +252,7 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stre
 			return nil, err
 		}
 		if err := classify.ResponseError(resp); err != nil {
-			if res, ok := ResultOf(resp); ok && res.Err != nil {
+			if res.Err != nil {
 				err = res.Err // sent through a Transport: its classified error (kind, retries) says more
 			}
 			drain(resp.Body, DefaultDrainLimit)

@@ -1,272 +1,168 @@
 package httpretry
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
-	"github.com/retrykit/retry/classify"
 )
 
-// DefaultDrainLimit is how much of a discarded body is read before closing it.
-const DefaultDrainLimit = 64 << 10
-
-// Option configures a Transport.
-type Option func(*Transport) error
-
-// WithBase sets the transport that sends each attempt. The default is
-// http.DefaultTransport.
-func WithBase(rt http.RoundTripper) Option {
-	return func(t *Transport) error {
-		if rt == nil {
-			return errors.New("httpretry.WithBase: nil RoundTripper")
-		}
-		t.base = rt
-		return nil
-	}
-}
-
-// WithRetrier sets the retry policy. The default is retry.New() with no
-// options.
-func WithRetrier(r *retry.Retrier) Option {
-	return func(t *Transport) error {
-		if r == nil {
-			return errors.New("httpretry.WithRetrier: nil Retrier")
-		}
-		t.r = r
-		return nil
-	}
-}
-
-// WithBreakers gives every (host, model) its own circuit breaker, with the
-// settings that settings returns for it, around the retried request.
-func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...breaker.Option) Option {
-	return func(t *Transport) error {
-		if settings == nil {
-			return errors.New("httpretry.WithBreakers: nil settings function")
-		}
-		t.breakerSettings, t.breakerOpts = settings, opts
-		return nil
-	}
-}
-
-// WithCooldowns checks every attempt against cd: a (host, model) cooling
-// down after a 503 with Retry-After fails locally, without a request.
-func WithCooldowns(cd *breaker.Cooldowns[breaker.HostModel]) Option {
-	return func(t *Transport) error {
-		if cd == nil {
-			return errors.New("httpretry.WithCooldowns: nil Cooldowns")
-		}
-		t.cooldowns = cd
-		return nil
-	}
-}
-
-// WithModel reads the model (or any second key) of a request, for the
-// breakers and cooldowns: one per (host, model).
-func WithModel(model func(*http.Request) string) Option {
-	return func(t *Transport) error {
-		if model == nil {
-			return errors.New("httpretry.WithModel: nil function")
-		}
-		t.model = model
-		return nil
-	}
-}
-
-// WithKind reads an API's own error code from an error response's body (at
-// most DrainLimit bytes of it, which stay readable), so that classification
-// can tell apart, for example, a gateway's "upstream-error" 502
-// (classify.KindUpstreamError) or a spend cap.
-func WithKind(kind func(resp *http.Response, body []byte) string) Option {
-	return func(t *Transport) error {
-		if kind == nil {
-			return errors.New("httpretry.WithKind: nil function")
-		}
-		t.kind = kind
-		return nil
-	}
-}
-
-// WithDrainLimit sets how many bytes of a discarded body are read before it
-// is closed; a larger body's connection is closed instead of reused.
-func WithDrainLimit(n int64) Option {
-	return func(t *Transport) error {
-		if n < 0 {
-			return fmt.Errorf("httpretry.WithDrainLimit(%d): must not be negative", n)
-		}
-		t.drainLimit = n
-		return nil
-	}
-}
-
-// Transport is an http.RoundTripper that retries. It is safe for concurrent
-// use.
+// Transport is an http.RoundTripper that retries: each request is one call of
+// the retry loop, its attempts sent through the base transport. It is safe
+// for concurrent use.
+//
+// The zero Transport is ready to use, like http.Transport's: it sends through
+// http.DefaultTransport under the default retry policy (retry.New()), drains
+// DefaultDrainLimit of a discarded body, and has no breakers, cooldowns,
+// hooks or logger, and mints no keys. A nil *Transport, or one whose options
+// New refused, fails every request with a *retry.InvalidError.
 type Transport struct {
-	base            http.RoundTripper
-	r               *retry.Retrier
-	breakerSettings func(breaker.HostModel) breaker.Settings
-	breakerOpts     []breaker.Option
-	breakers        sync.Map // breaker.HostModel → *breaker.Breaker
-	cooldowns       *breaker.Cooldowns[breaker.HostModel]
-	model           func(*http.Request) string
-	kind            func(*http.Response, []byte) string
-	drainLimit      int64
+	base       http.RoundTripper // nil: http.DefaultTransport, read at each request
+	r          *retry.Retrier
+	breakers   *breakers
+	cooldowns  *breaker.Cooldowns[breaker.HostModel]
+	model      func(*http.Request) string
+	kind       func(*http.Response, []byte) string
+	hooks      []func(context.Context, Attempt)
+	logger     *slog.Logger
+	drainLimit int64
+	mint       bool
+	built      bool                // made by New
+	err        *retry.InvalidError // New refused an option: every request fails with it
 }
 
-// New returns a Transport, or an error naming a bad option.
+// defaultTransport is what the zero Transport runs with; it is never
+// modified.
+var defaultTransport = mustNew()
+
+func mustNew() *Transport {
+	t, err := New()
+	if err != nil {
+		panic(err) // New without options cannot fail
+	}
+	return t
+}
+
+// New returns a Transport configured by opts, or the first bad option as a
+// *retry.InvalidError. A Transport whose options were refused is still
+// returned, and fails every request with that error without sending it: a
+// discarded error cannot turn into the defaults.
 func New(opts ...Option) (*Transport, error) {
-	t := &Transport{base: http.DefaultTransport, drainLimit: DefaultDrainLimit,
-		model: func(*http.Request) string { return "" }}
+	t := &Transport{r: new(retry.Retrier), drainLimit: DefaultDrainLimit, built: true}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errors.New("httpretry.New: nil Option")
+			err := invalid("New", nil, "an Option must not be nil")
+			return &Transport{built: true, err: err}, err
 		}
 		if err := o(t); err != nil {
-			return nil, err
+			return &Transport{built: true, err: err}, err
 		}
-	}
-	if t.r == nil {
-		r, err := retry.New()
-		if err != nil {
-			return nil, err
-		}
-		t.r = r
 	}
 	return t, nil
 }
 
-// NewClient returns an *http.Client whose transport retries.
+// NewClient returns an *http.Client whose Transport is New(opts...). With a
+// bad option it returns the error and a client that fails every request with
+// it.
 func NewClient(opts ...Option) (*http.Client, error) {
 	t, err := New(opts...)
+	return &http.Client{Transport: t}, err
+}
+
+// ready returns the Transport to run with: t, the defaults for the zero
+// Transport, or the reason t cannot run.
+func (t *Transport) ready() (*Transport, error) {
+	switch {
+	case t == nil:
+		return nil, invalid("Transport", nil, "must not be nil (use New, or a zero Transport)")
+	case t.err != nil:
+		return nil, t.err
+	case !t.built:
+		return defaultTransport, nil
+	}
+	return t, nil
+}
+
+func (t *Transport) baseTransport() http.RoundTripper {
+	if t.base == nil {
+		return http.DefaultTransport
+	}
+	return t.base
+}
+
+// RoundTrip sends req, retrying it when that is safe, and returns the first
+// success, or the last error response (why the loop stopped on it is in the
+// Result, see WithResult), or the error that ended the call. Like every
+// RoundTripper, it closes req's body, even on errors.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t, err := t.ready()
+	if err == nil {
+		err = checkRequest(req)
+	}
 	if err != nil {
+		closeBody(req)
 		return nil, err
 	}
-	return &http.Client{Transport: t}, nil
-}
-
-// RoundTrip sends req, retrying it when that is safe.
-func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := breaker.HostModel{Host: req.URL.Host, Model: t.model(req)}
-	ctx := req.Context()
-	if k := req.Header.Get("Idempotency-Key"); k != "" {
-		kctx, err := retry.WithIdempotencyKey(ctx, k)
-		if err != nil {
-			closeBody(req)
-			return nil, fmt.Errorf("httpretry: %s %s: not sent: %w", req.Method, Redact(req.URL), err)
+	c := call{t: t, req: req, res: resultOf(req.Context())}
+	if err := c.prepare(); err != nil {
+		closeBody(req)
+		if c.res != nil {
+			*c.res = Result{Err: err}
 		}
-		ctx = kctx
+		return nil, err
 	}
-	c := &call{t: t, req: req, key: key, replayable: replayable(req)}
-	resp, st, err := t.loop(ctx, key, c)
-	return c.finish(ctx, resp, st, err)
+	st, err := c.run()
+	return c.finish(st, err)
 }
 
-// loop runs the attempts: through the key's breaker if any, else the
-// Retrier; a request that is not safe to repeat makes one attempt.
-func (t *Transport) loop(ctx context.Context, key breaker.HostModel, c *call) (*http.Response, retry.Stats, error) {
-	op := c.attempt
-	if !c.replayable {
-		ctx = retry.SingleAttempt(ctx)
+func checkRequest(req *http.Request) error {
+	switch {
+	case req == nil:
+		return invalid("Transport.RoundTrip", nil, "the request must not be nil")
+	case req.URL == nil:
+		return invalid("Transport.RoundTrip", "a request with a nil URL", "the request must have a URL")
 	}
-	b, err := t.breakerFor(key)
-	if err != nil {
-		closeBody(c.req)
-		return nil, retry.Stats{}, err
-	}
-	if b != nil {
-		return breaker.Value(ctx, b, op)
-	}
-	return retry.Value(ctx, t.r, op)
+	return nil
 }
 
-func (t *Transport) breakerFor(key breaker.HostModel) (*breaker.Breaker, error) {
-	if t.breakerSettings == nil {
-		return nil, nil
+// CloseIdleConnections closes the idle connections of the base transport, if
+// it has any to close (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if t, err := t.ready(); err == nil {
+		if c, ok := t.baseTransport().(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
 	}
-	if b, ok := t.breakers.Load(key); ok {
+}
+
+// breakers keeps one breaker per (host, model), made on first use.
+type breakers struct {
+	settings func(breaker.HostModel) breaker.Settings
+	opts     []breaker.Option
+	m        sync.Map // breaker.HostModel → *breaker.Breaker
+}
+
+func (bs *breakers) get(r *retry.Retrier, key breaker.HostModel) (*breaker.Breaker, error) {
+	if b, ok := bs.m.Load(key); ok {
 		return b.(*breaker.Breaker), nil
 	}
-	s := t.breakerSettings(key)
+	s := bs.settings(key)
 	if s.Name == "" {
 		s.Name = key.String()
 	}
-	b, err := breaker.New(s, t.r, t.breakerOpts...)
+	b, err := breaker.New(s, r, bs.opts...)
 	if err != nil {
 		return nil, fmt.Errorf("httpretry: breaker for %s: %w", key, err)
 	}
-	actual, _ := t.breakers.LoadOrStore(key, b)
+	actual, _ := bs.m.LoadOrStore(key, b)
 	return actual.(*breaker.Breaker), nil
 }
 
-// replayable reports whether a request may be sent more than once: an
-// idempotent method or an Idempotency-Key, and a body that can be rewound.
-func replayable(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
-		return true
-	}
-	return req.Header.Get("Idempotency-Key") != ""
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-}
-
-// Redact returns u without its user information and with every query value
-// replaced by "REDACTED", for logs and errors.
-func Redact(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		q := c.Query()
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		c.RawQuery = q.Encode()
-	}
-	c.Fragment, c.RawFragment = "", ""
-	return c.String()
-}
-
-// drain reads at most limit bytes of body and closes it.
-func drain(body io.ReadCloser, limit int64) {
-	_, _ = io.CopyN(io.Discard, body, limit)
-	_ = body.Close()
-}
-
-// peek reads up to limit bytes of resp's body and puts them back in front of
-// the rest, so the body stays whole.
-func peek(resp *http.Response, limit int64) []byte {
-	var buf bytes.Buffer
-	_, _ = io.CopyN(&buf, resp.Body, limit)
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(buf.Bytes()), resp.Body), resp.Body}
-	return buf.Bytes()
-}
-
-// statusError is the failure an error response stands for in the retry loop.
-func (t *Transport) statusError(resp *http.Response) error {
-	err := &classify.StatusError{Code: resp.StatusCode, Header: resp.Header}
-	if t.kind != nil {
-		err.Kind = t.kind(resp, peek(resp, t.drainLimit))
-	}
-	return err
-}
+// errNoResponse reports a base transport that broke the RoundTripper
+// contract.
+var errNoResponse = errors.New("httpretry: the base transport returned neither a response nor an error")

@@ -7,7 +7,7 @@
 //	go run ./tabulate < bench.txt
 //
 // Peers are every impl but retry and its variants (retry_*: the library) and
-// plain (no library).
+// plain (no library: for HTTPSuccess, the base transport alone).
 package main
 
 import (
@@ -95,7 +95,11 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func isPeer(impl string) bool { return !strings.HasPrefix(impl, "retry") && impl != "plain" }
+// isPeer reports whether impl is a peer: not retry or a retry_ variant (the
+// library; retryablehttp is a peer), and not plain.
+func isPeer(impl string) bool {
+	return impl != "retry" && !strings.HasPrefix(impl, "retry_") && impl != "plain"
+}
 
 // fastestPeer returns the peer of bench with the lowest median time.
 func fastestPeer(results []*result, bench string) *result {
@@ -181,6 +185,30 @@ func peerTarget(bench string, maxAllocs, ratio float64) target {
 	}
 }
 
+// overheadTarget is "<bench>/retry at most extraAllocs allocs more than
+// plain, and an overhead (time above plain) at most ratio × every peer's".
+func overheadTarget(bench string, extraAllocs, ratio float64) target {
+	return target{
+		name: fmt.Sprintf("%s/retry: ≤ plain + %.0f allocs, overhead ≤ %.2g × every peer's", bench, extraAllocs, ratio),
+		check: func(results []*result) (string, bool, bool) {
+			ours, plain := find(results, bench, "retry"), find(results, bench, "plain")
+			if ours == nil || plain == nil {
+				return "", false, false
+			}
+			met := ours.allocs <= plain.allocs+extraAllocs
+			measured := fmt.Sprintf("+%.0f allocs; overhead %s ns", ours.allocs-plain.allocs, ns(ours.ns-plain.ns))
+			for _, r := range results {
+				if r.bench == bench && isPeer(r.impl) {
+					got := (ours.ns - plain.ns) / (r.ns - plain.ns)
+					measured += fmt.Sprintf(", %.2f × %s's (%s ns)", got, r.impl, ns(r.ns-plain.ns))
+					met = met && got <= ratio
+				}
+			}
+			return measured, met, true
+		},
+	}
+}
+
 var targets = []target{
 	peerTarget("Delay", 0, 0.5),
 	peerTarget("DoSuccess", 0, 0.7),
@@ -195,4 +223,5 @@ var targets = []target{
 			return fmt.Sprintf("%s ns vs %s ns", ns(par.ns), ns(ser.ns)), par.ns <= ser.ns, true
 		},
 	},
+	overheadTarget("HTTPSuccess", 2, 0.5),
 }

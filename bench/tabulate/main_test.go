@@ -15,6 +15,10 @@ BenchmarkDoSuccess/retry-2     	100	         5.0 ns/op	       0 B/op	       0 al
 BenchmarkDoSuccess/avast5-2    	100	         7.0 ns/op	       0 B/op	       0 allocs/op
 BenchmarkDoSuccess/plain-2     	100	         1.0 ns/op	       0 B/op	       0 allocs/op
 BenchmarkDoParallel/retry-2    	100	         2.5 ns/op	       0 B/op	       0 allocs/op
+BenchmarkHTTPSuccess/retry-2   	100	       250 ns/op	     144 B/op	       1 allocs/op
+BenchmarkHTTPSuccess/retryablehttp-2	100	       600 ns/op	     400 B/op	       6 allocs/op
+BenchmarkHTTPSuccess/failsafehttp-2	100	      2150 ns/op	     865 B/op	      20 allocs/op
+BenchmarkHTTPSuccess/plain-2   	100	       150 ns/op	     144 B/op	       1 allocs/op
 PASS
 `
 
@@ -37,6 +41,7 @@ func TestMediansRatiosAndTargets(t *testing.T) {
 		"| Delay/retry: ≤ 0 allocs, ≤ 0.5 × fastest peer | 0 allocs, 0.50 × cenkalti7 (5 ns vs 10 ns) | yes |",
 		"| DoSuccess/retry: ≤ 0 allocs, ≤ 0.7 × fastest peer | 0 allocs, 0.71 × avast5 (5 ns vs 7 ns) | **no** |",
 		"| DoParallel/retry: no slower per op than serial DoSuccess/retry | 2.5 ns vs 5 ns | yes |",
+		"| HTTPSuccess/retry: ≤ plain + 2 allocs, overhead ≤ 0.5 × every peer's | +0 allocs; overhead 100 ns, 0.22 × retryablehttp's (450 ns), 0.05 × failsafehttp's (2000 ns) | yes |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())

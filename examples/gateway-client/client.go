@@ -123,6 +123,11 @@ type Meta struct {
 // Complete sends a completion. On failure the Completion still carries the
 // Meta, and the error is an *APIError if the gateway answered.
 func (c *Client) Complete(ctx context.Context, cr ChatRequest) (Completion, error) {
+	var res httpretry.Result // the call's attempts and waits, filled in by the transport
+	ctx, err := httpretry.WithResult(ctx, &res)
+	if err != nil {
+		return Completion{}, err
+	}
 	req, err := c.newRequest(ctx, cr, false)
 	if err != nil {
 		return Completion{}, err
@@ -132,7 +137,6 @@ func (c *Client) Complete(ctx context.Context, cr ChatRequest) (Completion, erro
 		return Completion{Meta: metaOf(err)}, err
 	}
 	defer resp.Body.Close()
-	res, _ := httpretry.ResultOf(resp)
 	meta := Meta{Attempts: res.Attempts, Waited: res.Waited, RequestID: resp.Header.Get("X-Request-Id")}
 	if resp.StatusCode >= 400 {
 		return Completion{Meta: meta}, newAPIError(resp, res.Err)

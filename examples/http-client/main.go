@@ -87,6 +87,11 @@ func run(ctx context.Context, w io.Writer) error {
 }
 
 func call(ctx context.Context, w io.Writer, client *http.Client, base, method, path, key string) error {
+	var res httpretry.Result // the call's attempts and waits, filled in by the transport
+	ctx, err := httpretry.WithResult(ctx, &res)
+	if err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(`{"sku":1}`))
 	if err != nil {
 		return err
@@ -103,7 +108,6 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	res, _ := httpretry.ResultOf(resp)
 	fmt.Fprintf(w, "%-32s %d %q after %d attempt(s), waited %v\n", label, resp.StatusCode, body, res.Attempts, res.Waited.Round(10*time.Millisecond))
 	if res.Err != nil {
 		fmt.Fprintf(w, "%-32s why: %v\n", "", res.Err)
