@@ -5,9 +5,10 @@ import (
 	"testing"
 
 	"github.com/failsafe-go/failsafe-go"
-	"github.com/failsafe-go/failsafe-go/budget"
+	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/budget"
 )
 
 // BenchmarkBudget is DoSuccess from every core at once through a prebuilt
@@ -33,7 +34,7 @@ func BenchmarkBudget(b *testing.B) {
 		run(b, must(retry.New(retry.WithBudget(must(budget.NewRatio(budget.RatioConfig{}))))))
 	})
 	b.Run("failsafe", func(b *testing.B) {
-		ex := failsafe.With[any](retrypolicy.NewBuilder[any]().WithMaxAttempts(3).WithBudget(budget.New()).Build())
+		ex := failsafe.With[any](retrypolicy.NewBuilder[any]().WithMaxAttempts(3).WithBudget(fsbudget.New()).Build())
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
