@@ -36,8 +36,7 @@
 // Both budgets are safe for concurrent use and lock-free; a first attempt that
 // succeeds costs a TokenBucket one atomic load while the bucket is full, and a
 // Ratio a read of the monotonic clock and one compare-and-swap. Their State
-// methods
-// return snapshots for metrics.
+// methods return snapshots for metrics.
 //
 // A budget must be made by its constructor, which validates the configuration
 // and returns an error matching retry.ErrInvalid that names the field and its
