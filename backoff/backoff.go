@@ -133,7 +133,7 @@ func (e Exponential) Validate() error {
 		return err
 	}
 	if e.Factor != 0 && !(e.Factor >= 1 && e.Factor <= math.MaxFloat64) {
-		return argerr.New("backoff.Exponential.Factor", e.Factor, "must be a finite number, at least 1 (or 0 for the default 2)")
+		return argerr.Field("backoff.Exponential.Factor", e.Factor, "must be at least 1 (or 0 for the default 2)")
 	}
 	return maxAtLeastBase("Exponential", e.Base, e.MaxDelay)
 }
@@ -154,17 +154,17 @@ func maxOrInf(c time.Duration) time.Duration {
 
 func nonNegative(typ, field string, d time.Duration) error {
 	if d < 0 {
-		return argerr.New("backoff."+typ+"."+field, d, "must not be negative")
+		return argerr.Field("backoff."+typ+"."+field, d, "must not be negative")
 	}
 	return nil
 }
 
 func maxAtLeastBase(typ string, base, cap time.Duration) error {
 	if cap < 0 {
-		return argerr.New("backoff."+typ+".MaxDelay", cap, "must not be negative (0 means no cap)")
+		return argerr.Field("backoff."+typ+".MaxDelay", cap, "must not be negative (0 means no cap)")
 	}
 	if cap != 0 && cap < base {
-		return argerr.New("backoff."+typ+".MaxDelay", cap, "must not be below Base ("+base.String()+")")
+		return argerr.Field("backoff."+typ+".MaxDelay", cap, "must not be below Base ("+base.String()+")")
 	}
 	return nil
 }

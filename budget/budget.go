@@ -96,14 +96,14 @@ func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
 	}{{"Capacity", c.Capacity}, {"Cost", c.Cost}, {"TimeoutCost", c.TimeoutCost}, {"Refund", c.Refund}, {"Threshold", c.Threshold}}
 	for _, f := range fields {
 		if !(f.v >= 0 && f.v <= math.MaxInt64/milli/2) {
-			return nil, argerr.New("budget.TokenBucketConfig."+f.name, f.v, "must be a non-negative, finite number of tokens")
+			return nil, argerr.Field("budget.TokenBucketConfig."+f.name, f.v, "must be a non-negative, finite number of tokens")
 		}
 	}
 	switch {
 	case toMilli(c.Capacity) < 1:
-		return nil, argerr.New("budget.TokenBucketConfig.Capacity", c.Capacity, "must be at least 0.001 (tokens are counted in thousandths)")
+		return nil, argerr.Field("budget.TokenBucketConfig.Capacity", c.Capacity, "must be at least 0.001 (tokens are counted in thousandths)")
 	case toMilli(c.Threshold) >= toMilli(c.Capacity):
-		return nil, argerr.New("budget.TokenBucketConfig.Threshold", c.Threshold, "must be below Capacity ("+formatFloat(c.Capacity)+")")
+		return nil, argerr.Field("budget.TokenBucketConfig.Threshold", c.Threshold, "must be below Capacity ("+formatFloat(c.Capacity)+")")
 	}
 	b := &TokenBucket{
 		capacity: toMilli(c.Capacity), cost: toMilli(c.Cost), timeoutCost: toMilli(c.TimeoutCost),

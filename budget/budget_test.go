@@ -67,13 +67,13 @@ func TestTokenBucketConfigIsValidated(t *testing.T) {
 		c       budget.TokenBucketConfig
 		wantErr string
 	}{
-		{"negative capacity", budget.TokenBucketConfig{Capacity: -1}, "budget.TokenBucketConfig.Capacity(-1): must be a non-negative, finite number of tokens"},
-		{"negative cost", budget.TokenBucketConfig{Cost: -5}, "budget.TokenBucketConfig.Cost(-5): must be a non-negative, finite number of tokens"},
-		{"a threshold at the capacity", budget.TokenBucketConfig{Capacity: 10, Threshold: 10}, "budget.TokenBucketConfig.Threshold(10): must be below Capacity (10)"},
-		{"an infinite refund", budget.TokenBucketConfig{Refund: 1e300}, "budget.TokenBucketConfig.Refund(1e+300): must be a non-negative, finite number of tokens"},
-		{"a NaN timeout cost", budget.TokenBucketConfig{TimeoutCost: nan()}, "budget.TokenBucketConfig.TimeoutCost(NaN): must be a non-negative, finite number of tokens"},
-		{"a capacity below a thousandth", budget.TokenBucketConfig{Capacity: 0.0001}, "budget.TokenBucketConfig.Capacity(0.0001): must be at least 0.001 (tokens are counted in thousandths)"},
-		{"a threshold that rounds to the capacity", budget.TokenBucketConfig{Capacity: 0.001, Threshold: 0.0009}, "budget.TokenBucketConfig.Threshold(0.0009): must be below Capacity (0.001)"},
+		{"negative capacity", budget.TokenBucketConfig{Capacity: -1}, "budget.TokenBucketConfig.Capacity = -1: must be a non-negative, finite number of tokens"},
+		{"negative cost", budget.TokenBucketConfig{Cost: -5}, "budget.TokenBucketConfig.Cost = -5: must be a non-negative, finite number of tokens"},
+		{"a threshold at the capacity", budget.TokenBucketConfig{Capacity: 10, Threshold: 10}, "budget.TokenBucketConfig.Threshold = 10: must be below Capacity (10)"},
+		{"an infinite refund", budget.TokenBucketConfig{Refund: 1e300}, "budget.TokenBucketConfig.Refund = 1e+300: must be a non-negative, finite number of tokens"},
+		{"a NaN timeout cost", budget.TokenBucketConfig{TimeoutCost: nan()}, "budget.TokenBucketConfig.TimeoutCost = NaN: must be a non-negative, finite number of tokens"},
+		{"a capacity below a thousandth", budget.TokenBucketConfig{Capacity: 0.0001}, "budget.TokenBucketConfig.Capacity = 0.0001: must be at least 0.001 (tokens are counted in thousandths)"},
+		{"a threshold that rounds to the capacity", budget.TokenBucketConfig{Capacity: 0.001, Threshold: 0.0009}, "budget.TokenBucketConfig.Threshold = 0.0009: must be below Capacity (0.001)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,12 +176,12 @@ func TestRatioBudgetConfigIsValidated(t *testing.T) {
 		c       budget.RatioConfig
 		wantErr string
 	}{
-		{"a percent above one", budget.RatioConfig{Percent: 1.5}, "budget.RatioConfig.Percent(1.5): must be in (0, 1]"},
-		{"a negative percent", budget.RatioConfig{Percent: -0.1}, "budget.RatioConfig.Percent(-0.1): must be in (0, 1]"},
-		{"a negative window", budget.RatioConfig{Window: -time.Second}, "budget.RatioConfig.Window(-1s): must be positive (at least 10ns)"},
-		{"a NaN floor", budget.RatioConfig{MinPerSecond: nan()}, "budget.RatioConfig.MinPerSecond(NaN): must be a number of retries per second, at most 1e9"},
+		{"a percent above one", budget.RatioConfig{Percent: 1.5}, "budget.RatioConfig.Percent = 1.5: must be in (0, 1]"},
+		{"a negative percent", budget.RatioConfig{Percent: -0.1}, "budget.RatioConfig.Percent = -0.1: must be in (0, 1]"},
+		{"a negative window", budget.RatioConfig{Window: -time.Second}, "budget.RatioConfig.Window = -1s: must be positive (at least 10ns)"},
+		{"a NaN floor", budget.RatioConfig{MinPerSecond: nan()}, "budget.RatioConfig.MinPerSecond = NaN: must be a number of retries per second, at most 1e9"},
 		{"a floor too large over the window", budget.RatioConfig{MinPerSecond: 1e9, Window: 1000 * 24 * time.Hour},
-			"budget.RatioConfig.MinPerSecond(1e+09): times Window (24000h0m0s) must be at most 2^53 retries"},
+			"budget.RatioConfig.MinPerSecond = 1e+09: times Window (24000h0m0s) must be at most 2^53 retries"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,13 +64,13 @@ func NewRatio(c RatioConfig) (*Ratio, error) {
 	c = c.withDefaults()
 	switch {
 	case !(c.Percent > 0 && c.Percent <= 1):
-		return nil, argerr.New("budget.RatioConfig.Percent", c.Percent, "must be in (0, 1]")
+		return nil, argerr.Field("budget.RatioConfig.Percent", c.Percent, "must be in (0, 1]")
 	case c.Window < ratioSlices:
-		return nil, argerr.New("budget.RatioConfig.Window", c.Window, "must be positive (at least 10ns)")
+		return nil, argerr.Field("budget.RatioConfig.Window", c.Window, "must be positive (at least 10ns)")
 	case math.IsNaN(c.MinPerSecond) || c.MinPerSecond > 1e9:
-		return nil, argerr.New("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "must be a number of retries per second, at most 1e9")
+		return nil, argerr.Field("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "must be a number of retries per second, at most 1e9")
 	case c.MinPerSecond*c.Window.Seconds() > 1<<53:
-		return nil, argerr.New("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "times Window ("+c.Window.String()+") must be at most 2^53 retries")
+		return nil, argerr.Field("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "times Window ("+c.Window.String()+") must be at most 2^53 retries")
 	}
 	return &Ratio{
 		base:    time.Now(),

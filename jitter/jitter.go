@@ -119,10 +119,10 @@ func (j Decorrelated) Apply(d, prev time.Duration, r uint64) time.Duration {
 // Validate reports negative durations and a cap below the base.
 func (j Decorrelated) Validate() error {
 	if j.Base < 0 {
-		return argerr.New("jitter.Decorrelated.Base", j.Base, "must not be negative")
+		return argerr.Field("jitter.Decorrelated.Base", j.Base, "must not be negative")
 	}
 	if j.MaxDelay < 0 || (j.MaxDelay > 0 && j.MaxDelay < j.Base) {
-		return argerr.New("jitter.Decorrelated.MaxDelay", j.MaxDelay, "must be 0 (no cap) or at least Base ("+j.Base.String()+")")
+		return argerr.Field("jitter.Decorrelated.MaxDelay", j.MaxDelay, "must be 0 (no cap) or at least Base ("+j.Base.String()+")")
 	}
 	return nil
 }

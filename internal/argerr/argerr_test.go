@@ -6,13 +6,16 @@ import (
 )
 
 func TestErrorNamesTheArgumentAndMatchesErrInvalid(t *testing.T) {
+	inner := Field("backoff.Exponential.Factor", 0.5, "must be at least 1")
 	tests := []struct {
 		err  *Error
 		want string
 	}{
 		{New("WithMaxAttempts", 0, "must be at least 1"), "retry: WithMaxAttempts(0): must be at least 1"},
-		{New("budget.RatioConfig.Percent", 1.5, "must be in (0, 1]"), "budget.RatioConfig.Percent(1.5): must be in (0, 1]"},
 		{New("budget.TokenBucket", nil, "must be made by NewTokenBucket"), "budget.TokenBucket(<nil>): must be made by NewTokenBucket"},
+		{inner, "backoff.Exponential.Factor = 0.5: must be at least 1"},
+		{Nested("policy.Policy.Backoff", struct{}{}, inner), "policy.Policy.Backoff: backoff.Exponential.Factor = 0.5: must be at least 1"},
+		{&Error{Name: "WithX", Value: 1, Err: errors.New("bad")}, "retry: WithX(1): bad"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
