@@ -1,16 +1,12 @@
 package jitter
 
-import (
-	"math/bits"
-	"math/rand/v2"
-)
+import "math/bits"
 
 // Rand is a small, fast generator (wyrand) for one goroutine: its whole state
 // is one word, so it lives on the stack and yields a number in about a
 // nanosecond. The retry loop seeds one per failing call from its Source, so
 // the Source is asked once per call rather than once per delay. It is not
-// safe for concurrent use; the zero value is usable but unseeded, and a nil
-// *Rand draws from Runtime.
+// safe for concurrent use; the zero value is usable but unseeded.
 type Rand struct{ s uint64 }
 
 // NewRand returns a generator seeded with seed.
@@ -18,9 +14,6 @@ func NewRand(seed uint64) Rand { return Rand{s: seed} }
 
 // Uint64 returns the next number.
 func (r *Rand) Uint64() uint64 {
-	if r == nil {
-		return rand.Uint64()
-	}
 	r.s += 0xa0761d6478bd642f
 	hi, lo := bits.Mul64(r.s, r.s^0xe7037ed1a0b428db)
 	return hi ^ lo
