@@ -45,7 +45,9 @@
 // without reflection or allocation. net/http reports some failures only as
 // text (an unsupported scheme, an invalid header, a redirect loop, a TLS
 // handshake timeout); those are matched exactly as net/http writes them, on
-// the innermost error, never as a substring of some other message.
+// the innermost error, never as a substring of some other message. That text
+// is read only when no typed fact decided (so an error type whose Error method
+// allocates costs that allocation then).
 //
 // The retry loop applies Final before the caller's classifiers too: an
 // error that an inner retry loop already gave up on is never retried again.
