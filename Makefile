@@ -1,15 +1,21 @@
 # The README's test command is `make test`: gofmt, vet and the race-enabled
-# tests in every module of the workspace (go.work).
+# tests in every module of the workspace (go.work). Every module runs even
+# when an earlier one fails; the summary names each failing module, and the
+# target fails if any did.
 MODULES := $(shell go list -m -f '{{.Dir}}')
 
 .PHONY: test fmt bench fuzz
 
 test:
-	@unformatted=$$(gofmt -l $(MODULES)); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	@set -e; for dir in $(MODULES); do \
+	@failed=""; \
+	unformatted=$$(gofmt -l $(MODULES)); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; failed="gofmt"; fi; \
+	for dir in $(MODULES); do \
 		echo "== $$dir"; \
-		(cd $$dir && go vet ./... && go test -race -count=1 ./...); \
-	done
+		(cd $$dir && go vet ./... && go test -race -count=1 ./...) || failed="$$failed $$dir"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "all modules passed"
 
 fmt:
 	gofmt -w $(MODULES)

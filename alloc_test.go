@@ -22,8 +22,11 @@ func TestFirstAttemptSuccessAllocatesNothing(t *testing.T) {
 	ctx := t.Context()
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = r.Do(ctx, succeed) }), "(*Retrier).Do")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
-		_, _ = retry.Value(ctx, r, func(context.Context) (int, error) { return 1, nil })
+		_, _, _ = retry.Value(ctx, r, func(context.Context) (int, error) { return 1, nil })
 	}), "Value")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		_, _ = retry.DoValue(ctx, func(context.Context) (int, error) { return 1, nil })
+	}), "DoValue without options")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = retry.Do(ctx, succeed) }), "Do without options")
 }
 
@@ -95,7 +98,7 @@ func BenchmarkValueSuccess(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = retry.Value(ctx, r, func(context.Context) (int, error) { return 1, nil })
+		_, _, _ = retry.Value(ctx, r, func(context.Context) (int, error) { return 1, nil })
 	}
 }
 

@@ -6,11 +6,21 @@
 //		return client.Send(ctx, msg)
 //	})
 //
-// Build a Retrier once with New where calls are frequent: it is immutable,
-// safe for concurrent use, and a first attempt that succeeds costs a few
-// nanoseconds and no allocation. Value, RunValue, DoValue and WrapValue are the
-// forms for operations that return a result; Run and RunValue also report the
-// call's Stats; Wrap and WrapValue turn a function into its retried twin.
+// There is one loop, and these ways into it:
+//
+//   - Do(ctx, op, opts...) retries op under the policy opts set;
+//     DoValue is the same for an op that returns a value.
+//   - New(opts...) builds a Retrier once, immutable and safe for concurrent
+//     use: (*Retrier).Do is Do without the per-call option processing (a first
+//     attempt that succeeds costs a clock read and no allocation), and
+//     (*Retrier).Run also reports the call's Stats.
+//   - Value(ctx, r, op) is the typed form with a Retrier: the value, the
+//     Stats and the error.
+//   - Wrap(op, opts...) turns op into its retried twin, a decorator;
+//     WrapValue is the same for an op that returns a value.
+//
+// Package stream retries a stream until its first chunk; packages breaker,
+// httpretry, idempotency and dlq build on the same loop.
 //
 // # What happens after a failed attempt
 //
@@ -68,6 +78,14 @@
 //
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.
+//
+// # Testing code that retries
+//
+// Waits are real timers, so testing/synctest runs them on its fake clock: a
+// test of five attempts with a 10s Retry-After between them runs in no real
+// time. Seed the jitter (WithJitterSource(jitter.NewSeeded(n))) for the same
+// waits on every run, inject failures from the operation, and assert on the
+// call's Stats, or on the events a WithHook collects.
 //
 // # Context
 //

@@ -59,14 +59,12 @@ var stopErrors = [...]error{
 	policy.StopBudget:        ErrBudget,
 }
 
-// Stats describes a call: how many attempts it made, how long it slept
-// between them, and how long it took.
-//
-// Elapsed runs from the start of the call when the Retrier keeps time from
-// the start: with MaxElapsed, a hook or a logger, or through Run and
-// RunValue. Otherwise a first attempt that succeeds never reads the clock
-// (time.Now costs more than the rest of that path), and Elapsed runs from the
-// end of the first attempt.
+// Stats describes a call: how many attempts it made, how long it waited
+// between them, and how long it took. The figures mean the same in every
+// configuration: Attempts counts every call of the operation, the first
+// included; Waited is the time the call spent with no attempt running, between
+// attempts; Elapsed runs from just before the first attempt to the end of the
+// call, whatever options the Retrier has.
 type Stats struct {
 	Attempts int
 	Waited   time.Duration
@@ -188,16 +186,4 @@ func (e *InvalidError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
 
 func invalid(name string, value any, reason string) *InvalidError {
 	return &InvalidError{Name: name, Value: value, Err: errors.New(reason)}
-}
-
-// ResultError is the failure recorded when a result classifier (WithResult)
-// rejects a successful result; after the last attempt it is Error.Last, and
-// DoValue also returns the rejected value.
-type ResultError struct {
-	Decision classify.Decision
-}
-
-// Error returns "result not accepted (<reason>)".
-func (e *ResultError) Error() string {
-	return classify.ReasonResultNotAccepted + " (" + e.Decision.Reason + ")"
 }

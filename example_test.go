@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -137,7 +138,7 @@ func ExampleWrapValue() {
 	// Output: 42 <nil>
 }
 
-func ExampleWithResult() {
+func ExampleValue_result() {
 	type job struct{ status string }
 	pending := func(j job) classify.Decision {
 		if j.status == "pending" {
@@ -145,15 +146,20 @@ func ExampleWithResult() {
 		}
 		return classify.Decision{}
 	}
-	r, _ := retry.New(retry.WithResult(pending), retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	if err != nil {
+		panic(err)
+	}
 	polls := 0
-	j, err := retry.Value(context.Background(), r, func(ctx context.Context) (job, error) {
+	poll := func(ctx context.Context) (job, error) {
 		if polls++; polls < 3 {
 			return job{"pending"}, nil
 		}
 		return job{"done"}, nil
-	})
-	fmt.Println(j.status, err, polls)
+	}
+	// CheckResult turns a pending job into a failed attempt: retried.
+	j, st, err := retry.Value(context.Background(), r, classify.CheckResult(poll, pending))
+	fmt.Println(j.status, err, st.Attempts)
 	// Output: done <nil> 3
 }
 
@@ -240,4 +246,26 @@ func ExampleOutermost() {
 	errors.As(err, &rerr)
 	fmt.Println(calls, rerr.Attempts, errors.Is(err, retry.ErrExhausted))
 	// Output: 3 3 true
+}
+
+func ExampleWithJitterSource() {
+	// In tests: seeded randomness gives the same waits on every run, and a
+	// hook collects them for assertions (run the test in testing/synctest's
+	// bubble and the waits take no real time; see the README).
+	waits := func() []time.Duration {
+		var got []time.Duration
+		_ = retry.Do(context.Background(), flaky(3),
+			retry.WithMaxAttempts(4),
+			retry.WithBackoff(backoff.Exponential{Base: time.Millisecond}),
+			retry.WithJitterSource(jitter.NewSeeded(7)),
+			retry.WithHook(func(_ context.Context, e retry.Event) {
+				if e.Kind == retry.RetryScheduled {
+					got = append(got, e.Delay)
+				}
+			}))
+		return got
+	}
+	first, second := waits(), waits()
+	fmt.Println(len(first), slices.Equal(first, second))
+	// Output: 3 true
 }

@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -17,45 +16,45 @@ import (
 // overrides an earlier one (WithPolicy replaces every policy field set
 // before it). A bad option makes New, and Do, return an *InvalidError naming
 // it and its value.
-type Option func(*config)
+type Option func(*config) *InvalidError
 
 type config struct {
 	p           policy.Policy
 	classifiers []classify.Func
 	hooks       []func(context.Context, Event)
 	src         jitter.Source
-	result      any // a classify.ResultFunc[T]
 	outermost   bool
-	err         error
 }
 
-func (c *config) fail(err *InvalidError) {
-	if c.err == nil {
-		c.err = err
+// apply applies one option, refusing a nil one.
+func (c *config) apply(o Option) *InvalidError {
+	if o == nil {
+		return invalid("Option", nil, "must not be nil")
 	}
+	return o(c)
 }
 
 // WithPolicy replaces the whole policy, e.g. with a preset such as
 // policy.LLMCall(). Options after it adjust it.
 func WithPolicy(p policy.Policy) Option {
-	return func(c *config) {
+	return func(c *config) *InvalidError {
 		if err := p.Validate(); err != nil {
-			c.fail(&InvalidError{Name: "WithPolicy", Value: "…", Err: err})
-			return
+			return &InvalidError{Name: "WithPolicy", Value: "policy.Policy{…}", Err: err}
 		}
 		c.p = p
+		return nil
 	}
 }
 
 // WithMaxAttempts sets how many attempts a call makes at most, the first
 // included; n must be at least 1. The default is 3.
 func WithMaxAttempts(n int) Option {
-	return func(c *config) {
+	return func(c *config) *InvalidError {
 		if n < 1 {
-			c.fail(invalid("WithMaxAttempts", n, "must be at least 1"))
-			return
+			return invalid("WithMaxAttempts", n, "must be at least 1")
 		}
 		c.p.MaxAttempts = n
+		return nil
 	}
 }
 
@@ -81,36 +80,132 @@ func WithMaxDelay(d time.Duration) Option {
 }
 
 func durationOption(name string, d time.Duration, set func(*policy.Policy)) Option {
-	return func(c *config) {
+	return func(c *config) *InvalidError {
 		if d < 0 {
-			c.fail(invalid(name, d, "must not be negative"))
-			return
+			return invalid(name, d, "must not be negative")
 		}
 		set(&c.p)
+		return nil
 	}
 }
 
 // WithBackoff sets the schedule of nominal delays. The default is
 // backoff.Exponential{Base: 100ms, Factor: 2, MaxDelay: 10s}.
 func WithBackoff(b backoff.Backoff) Option {
-	return func(c *config) {
+	return func(c *config) *InvalidError {
 		if err := check("WithBackoff", b); err != nil {
-			c.fail(err)
-			return
+			return err
 		}
 		c.p.Backoff = b
+		return nil
 	}
 }
 
 // WithJitter sets how each nominal delay is spread. The default is
 // jitter.Full{}.
 func WithJitter(j jitter.Jitter) Option {
-	return func(c *config) {
+	return func(c *config) *InvalidError {
 		if err := check("WithJitter", j); err != nil {
-			c.fail(err)
-			return
+			return err
 		}
 		c.p.Jitter = j
+		return nil
+	}
+}
+
+// WithJitterSource sets the source of the random numbers the jitter draws.
+// The default, jitter.Runtime{}, takes no lock; jitter.NewSeeded makes delays
+// reproducible in tests. The source must be safe for concurrent use if the
+// Retrier is shared.
+func WithJitterSource(src jitter.Source) Option {
+	return func(c *config) *InvalidError {
+		if err := check("WithJitterSource", src); err != nil {
+			return err
+		}
+		c.src = src
+		return nil
+	}
+}
+
+// WithClassifier adds a classifier that runs before the built-in ones
+// (classify.Default); the first classifier with an opinion wins. Several
+// WithClassifier options run in the order given.
+func WithClassifier(f classify.Func) Option {
+	return func(c *config) *InvalidError {
+		if f == nil {
+			return invalid("WithClassifier", nil, "must not be nil")
+		}
+		c.classifiers = append(c.classifiers, f)
+		return nil
+	}
+}
+
+// Strict retries only failures a classifier recognised as transient: an
+// unrecognised error stops the call (ErrPermanent, class "unclassified").
+// The presets for calls that cost money are strict.
+func Strict() Option {
+	return func(c *config) *InvalidError { c.p.Strict = true; return nil }
+}
+
+// Idempotent declares that repeating the operation is harmless, so an attempt
+// that timed out — and may still be running — can be retried. Without it, and
+// without an idempotency key, a timed-out attempt ends the call with
+// ErrNotIdempotent.
+func Idempotent() Option {
+	return func(c *config) *InvalidError { c.p.Idempotent = true; return nil }
+}
+
+// WithBudget shares a retry budget (budget.TokenBucket, budget.Ratio or any
+// budget.Budget) with every call of the Retrier, and with every other
+// Retrier given the same budget. When it refuses a retry the call ends at once
+// with the last error and ErrBudget.
+func WithBudget(b budget.Budget) Option {
+	return func(c *config) *InvalidError {
+		if err := check("WithBudget", b); err != nil {
+			return err
+		}
+		c.p.Budget = b
+		return nil
+	}
+}
+
+// Outermost makes this loop the one layer that retries. Retry loops nested in
+// its operation — any loop whose context derives from the one the operation
+// receives, which is a SingleAttempt context — make a single attempt each and
+// return its error unchanged, so that this loop classifies it and decides.
+// Without Outermost, the default is the other way round: the innermost loop
+// retries, and an outer loop never retries an error that an inner loop
+// already gave up on (an *Error). Either way, one layer's attempts are made,
+// not the product of every layer's.
+//
+// Outermost adds a context value (one allocation) to every call.
+func Outermost() Option {
+	return func(c *config) *InvalidError { c.outermost = true; return nil }
+}
+
+// WithHook adds a function called for every event of every call: each
+// attempt's end, each scheduled retry and each give-up (see Event). It runs on
+// the calling goroutine, so it must be quick and safe for concurrent use.
+func WithHook(f func(context.Context, Event)) Option {
+	return func(c *config) *InvalidError {
+		if f == nil {
+			return invalid("WithHook", nil, "must not be nil")
+		}
+		c.hooks = append(c.hooks, f)
+		return nil
+	}
+}
+
+// WithLogger logs every scheduled retry — at INFO when the wait is 1s or
+// more, long enough for a person to notice, and at DEBUG otherwise — and
+// every give-up at INFO, with the call's context. A nil logger logs nothing,
+// as does a Retrier without this option.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) *InvalidError {
+		if l != nil {
+			c.hooks = append(c.hooks, logHook(l))
+		}
+		return nil
 	}
 }
 
@@ -126,115 +221,3 @@ func check(name string, v any) *InvalidError {
 	}
 	return nil
 }
-
-// WithJitterSource sets the source of randomness for the jitter. The default,
-// jitter.Runtime{}, takes no lock; jitter.NewSeeded makes delays
-// reproducible in tests. The source must be safe for concurrent use if the
-// Retrier is shared.
-func WithJitterSource(src jitter.Source) Option {
-	return func(c *config) {
-		if src == nil {
-			c.fail(invalid("WithJitterSource", nil, "must not be nil"))
-			return
-		}
-		c.src = src
-	}
-}
-
-// WithClassifier adds a classifier that runs before the built-in ones
-// (classify.Default); the first classifier with an opinion wins. Several
-// WithClassifier options run in the order given.
-func WithClassifier(f classify.Func) Option {
-	return func(c *config) {
-		if f == nil {
-			c.fail(invalid("WithClassifier", nil, "must not be nil"))
-			return
-		}
-		c.classifiers = append(c.classifiers, f)
-	}
-}
-
-// Strict retries only failures a classifier recognised as transient: an
-// unrecognised error stops the call (ErrPermanent, class "unclassified").
-// The presets for calls that cost money are strict.
-func Strict() Option {
-	return func(c *config) { c.p.Strict = true }
-}
-
-// Idempotent declares that repeating the operation is harmless, so an attempt
-// that timed out — and may still be running — can be retried. Without it, and
-// without an idempotency key, a timed-out attempt ends the call with
-// ErrNotIdempotent.
-func Idempotent() Option {
-	return func(c *config) { c.p.Idempotent = true }
-}
-
-// WithBudget shares a retry budget (budget.TokenBucket, budget.Ratio or
-// any budget.Budget) with every call of the Retrier, and with every other
-// Retrier given the same budget. When it refuses a retry the call ends at once
-// with the last error and ErrBudget.
-func WithBudget(b budget.Budget) Option {
-	return func(c *config) {
-		if b == nil {
-			c.fail(invalid("WithBudget", nil, "must not be nil"))
-			return
-		}
-		c.p.Budget = b
-	}
-}
-
-// Outermost makes this loop the one layer that retries. Retry loops nested in
-// its operation — any Do whose context derives from the one the operation
-// receives — make a single attempt each and return its error unchanged, so
-// that this loop classifies it and decides. Without Outermost, the default is
-// the other way round: the innermost loop retries, and an outer loop never
-// retries an error that an inner loop already gave up on (an *Error). Either
-// way, one layer's attempts are made, not the product of every layer's.
-//
-// Outermost adds a context value (one allocation) to every call.
-func Outermost() Option {
-	return func(c *config) { c.outermost = true }
-}
-
-// WithResult classifies successful results of type T: a Retry verdict makes
-// the attempt count as failed (a *ResultError) and be retried like any
-// failure. Only DoValue, Value and RunValue with the same T accept a Retrier
-// built with it; Do and Run return an *InvalidError.
-func WithResult[T any](f classify.ResultFunc[T]) Option {
-	return func(c *config) {
-		if f == nil {
-			c.fail(invalid("WithResult", nil, "must not be nil"))
-			return
-		}
-		c.result = f
-	}
-}
-
-// WithHook adds a function called for every event of every call: each
-// attempt's end, each scheduled retry and each give-up (see Event). It runs on
-// the calling goroutine, so it must be quick and safe for concurrent use.
-func WithHook(f func(context.Context, Event)) Option {
-	return func(c *config) {
-		if f == nil {
-			c.fail(invalid("WithHook", nil, "must not be nil"))
-			return
-		}
-		c.hooks = append(c.hooks, f)
-	}
-}
-
-// WithLogger logs every scheduled retry — at INFO when the wait is 1s or
-// more, long enough for a person to notice, and at DEBUG otherwise — and
-// every give-up at INFO, with the call's context; a circuit breaker's state
-// changes (WARN when it opens, INFO otherwise) and cooldowns (INFO), when
-// reported through Notify. A nil logger logs nothing, as does a Retrier
-// without this option.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.hooks = append(c.hooks, logHook(l))
-		}
-	}
-}
-
-func describe(v any) string { return fmt.Sprintf("%T", v) }

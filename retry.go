@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"time"
 
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
@@ -13,90 +12,96 @@ import (
 // with New and share it: it is immutable and safe for concurrent use, and
 // (*Retrier).Do on a first-attempt success allocates nothing.
 //
-// The zero Retrier, and a nil *Retrier, behave as New() with no options.
+// The zero Retrier behaves as New() with no options. A nil *Retrier is a
+// mistake, not a configuration: every call on it returns an *InvalidError.
 type Retrier struct {
 	p         policy.Policy
 	classify  classify.Func
 	hook      func(context.Context, Event)
 	src       jitter.Source
-	result    any
-	timed     bool // keep time from the start of every call
-	outermost bool // this loop retries for loops nested in its operation
-	plain     bool // classify is classify.Default alone
-	fast      bool // nothing to do around a first attempt but call it
+	err       *InvalidError // New refused the options: every call returns it
+	outermost bool          // this loop retries for loops nested in its operation
+	plain     bool          // classify is the built-in chain alone
+	fast      bool          // nothing to do around a first attempt but call it
 	built     bool
 }
 
-var defaultRetrier = mustBuild(config{})
+var defaultRetrier = build(config{})
 
-// New validates opts once and returns a Retrier, or an *InvalidError naming
-// the first bad option and its value.
+// New validates opts once and returns a Retrier, or the first bad option as an
+// *InvalidError naming it and its value. A Retrier whose options were refused
+// is still returned, and fails every call with that error without running the
+// operation: a discarded error cannot turn into the defaults.
 func New(opts ...Option) (*Retrier, error) {
 	var c config
 	for _, o := range opts {
-		if o == nil {
-			c.fail(invalid("Option", nil, "must not be nil"))
-			continue
+		if err := c.apply(o); err != nil {
+			return &Retrier{err: err, built: true}, err
 		}
-		o(&c)
-	}
-	if c.err != nil {
-		return nil, c.err
 	}
 	return build(c), nil
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, src: c.src, result: c.result, outermost: c.outermost, built: true}
+	r := &Retrier{p: c.p, src: c.src, outermost: c.outermost, built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
-	r.classify, r.plain = classify.Default, len(c.classifiers) == 0
-	if len(c.classifiers) > 0 {
-		r.classify = classify.Chain(append(c.classifiers, classify.Default)...)
+	r.classify, r.plain = defaultChain, len(c.classifiers) == 0
+	if !r.plain {
+		r.classify = classify.Chain(append(c.classifiers, defaultChain)...)
 	}
-	switch len(c.hooks) {
+	r.hook = joinHooks(c.hooks)
+	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.p.Budget == nil && !r.outermost
+	return r
+}
+
+// defaultChain is what every Retrier applies after the caller's classifiers.
+var defaultChain classify.Func = classify.Default
+
+func joinHooks(hooks []func(context.Context, Event)) func(context.Context, Event) {
+	switch len(hooks) {
 	case 0:
+		return nil
 	case 1:
-		r.hook = c.hooks[0]
-	default:
-		hooks := c.hooks
-		r.hook = func(ctx context.Context, e Event) {
-			for _, h := range hooks {
-				h(ctx, e)
-			}
+		return hooks[0]
+	}
+	return func(ctx context.Context, e Event) {
+		for _, h := range hooks {
+			h(ctx, e)
 		}
 	}
-	r.timed = r.p.MaxElapsed > 0 || r.hook != nil
-	r.fast = !r.timed && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.result == nil && r.p.Budget == nil && !r.outermost
-	return r
 }
 
-func mustBuild(c config) *Retrier { return build(c) }
-
-func (r *Retrier) get() *Retrier {
-	if r == nil || !r.built {
-		return defaultRetrier
+// ready returns the Retrier to run with: r, the defaults for the zero
+// Retrier, or the reason r cannot run.
+func (r *Retrier) ready() (*Retrier, error) {
+	switch {
+	case r == nil:
+		return nil, invalid("Retrier", nil, "must not be nil (build one with retry.New)")
+	case r.err != nil:
+		return nil, r.err
+	case !r.built:
+		return defaultRetrier, nil
 	}
-	return r
+	return r, nil
 }
-
-// Policy returns the Retrier's policy (a copy).
-func (r *Retrier) Policy() policy.Policy { return r.get().p }
 
 // Do calls op until it succeeds or the policy says stop, and returns nil or an
 // *Error. op receives the context for its attempt.
 func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error {
 	if r != nil && r.fast && op != nil && ctx != nil && ctx.Err() == nil {
-		// The hot path: no clock, no hook, no per-attempt context.
+		// The hot path: no hook, no per-attempt context, one monotonic clock
+		// read so that Elapsed covers the whole call if it fails.
+		start := monoNow()
 		if err := op(ctx); err != nil {
-			return r.retry(ctx, ctx, op, err, time.Time{}, nil)
+			return r.retry(ctx, ctx, op, err, start, nil)
 		}
 		return nil
 	}
-	r = r.get()
-	if r.result != nil {
-		return invalid("Do", describe(r.result), "a Retrier built WithResult needs DoValue, Value or RunValue")
+	r, err := r.ready()
+	if err != nil {
+		return err
 	}
 	return r.run(ctx, op, nil)
 }
@@ -104,65 +109,33 @@ func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error 
 // Run is Do that also reports the call's Stats, on success and on failure
 // (where the *Error carries them too).
 func (r *Retrier) Run(ctx context.Context, op func(context.Context) error) (Stats, error) {
-	r = r.get()
-	if r.result != nil {
-		return Stats{}, invalid("Run", describe(r.result), "a Retrier built WithResult needs DoValue, Value or RunValue")
+	r, err := r.ready()
+	if err != nil {
+		return Stats{}, err
 	}
 	var st Stats
-	err := r.run(ctx, op, &st)
+	err = r.run(ctx, op, &st)
 	return st, err
 }
 
-// Wrap returns op's retried twin: a function that calls r.Do(ctx, op).
-func (r *Retrier) Wrap(op func(context.Context) error) func(context.Context) error {
-	return func(ctx context.Context) error { return r.Do(ctx, op) }
-}
-
 // Value calls op through r until it succeeds or the policy says stop, and
-// returns the last value op returned with nil or an *Error.
-func Value[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error)) (T, error) {
-	return runValue(ctx, r.get(), op, nil)
-}
-
-// RunValue is Value that also reports the call's Stats.
-func RunValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error)) (T, Stats, error) {
-	var st Stats
-	v, err := runValue(ctx, r.get(), op, &st)
-	return v, st, err
-}
-
-func runValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error), st *Stats) (T, error) {
-	if st == nil && r.fast && op != nil && ctx != nil && ctx.Err() == nil {
-		v, err := op(ctx) // the hot path, as in (*Retrier).Do
-		if err == nil {
-			return v, nil
-		}
-		err = r.retry(ctx, ctx, func(ctx context.Context) error {
-			var err error
-			v, err = op(ctx)
-			return err
-		}, err, time.Time{}, nil)
-		return v, err
-	}
+// returns the last value op returned, the call's Stats, and nil or an *Error.
+func Value[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error)) (T, Stats, error) {
 	var v T
-	check, ok := r.result.(classify.ResultFunc[T])
-	if r.result != nil && !ok {
-		return v, invalid("WithResult", describe(r.result), "does not classify the result type "+describe(v))
+	var st Stats
+	r, err := r.ready()
+	if err != nil {
+		return v, st, err
 	}
 	if op == nil {
-		return v, invalid("op", nil, "must not be nil")
+		return v, st, invalid("op", nil, "must not be nil")
 	}
-	err := r.run(ctx, func(ctx context.Context) error {
+	err = r.run(ctx, func(ctx context.Context) error {
 		var err error
 		v, err = op(ctx)
-		if err == nil && check != nil {
-			if d := check(v); d.Verdict == classify.Retry {
-				return &ResultError{Decision: d}
-			}
-		}
 		return err
-	}, st)
-	return v, err
+	}, &st)
+	return v, st, err
 }
 
 // Do calls op until it succeeds or the policy set by opts says stop. It
@@ -184,32 +157,36 @@ func DoValue[T any](ctx context.Context, op func(context.Context) (T, error), op
 		var zero T
 		return zero, err
 	}
-	return runValue(ctx, r, op, nil)
+	return doValue(ctx, r, op)
 }
 
-// Wrap returns op's retried twin under the policy set by opts. Bad options
-// make every call of the returned function return the *InvalidError, without
-// calling op.
+// doValue is Value without Stats: a first attempt that succeeds reads no
+// clock beyond the one monotonic read of (*Retrier).Do.
+func doValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error)) (T, error) {
+	var v T
+	if op == nil {
+		return v, invalid("op", nil, "must not be nil")
+	}
+	err := r.Do(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = op(ctx)
+		return err
+	})
+	return v, err
+}
+
+// Wrap returns op's retried twin under the policy set by opts: a function
+// that retries op on every call. Bad options make every call of the returned
+// function return the *InvalidError, without calling op.
 func Wrap(op func(context.Context) error, opts ...Option) func(context.Context) error {
-	r, err := newOrDefault(opts)
-	if err != nil {
-		return func(context.Context) error { return err }
-	}
-	return r.Wrap(op)
+	r, _ := New(opts...)
+	return func(ctx context.Context) error { return r.Do(ctx, op) }
 }
 
-// WrapValue returns op's retried twin under the policy set by opts. Bad
-// options make every call of the returned function return the *InvalidError,
-// without calling op.
+// WrapValue is Wrap for an operation that returns a value.
 func WrapValue[T any](op func(context.Context) (T, error), opts ...Option) func(context.Context) (T, error) {
-	r, err := newOrDefault(opts)
-	return func(ctx context.Context) (T, error) {
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return runValue(ctx, r, op, nil)
-	}
+	r, _ := New(opts...)
+	return func(ctx context.Context) (T, error) { return doValue(ctx, r, op) }
 }
 
 func newOrDefault(opts []Option) (*Retrier, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -328,11 +329,15 @@ func TestPolicyPresets(t *testing.T) {
 		assert.ErrorIs(t, err, retry.ErrExhausted)
 	})
 	t.Run("options after a preset adjust it", func(t *testing.T) {
-		r, err := retry.New(retry.WithPolicy(policy.DBWrite()), retry.WithMaxAttempts(2))
-		require.NoError(t, err)
-		p := r.Policy()
-		assert.Equal(t, 2, p.MaxAttempts)
-		assert.Equal(t, time.Second, p.MaxDelay)
+		synctest.Test(t, func(t *testing.T) {
+			s := always(httpErr(503, 5))
+			err := retry.Do(t.Context(), s.op, retry.WithPolicy(policy.DBWrite()), retry.WithMaxAttempts(2))
+			assert.Equal(t, 1, s.calls, "DBWrite's 1s max wait refuses a 5s Retry-After")
+			assert.ErrorIs(t, err, retry.ErrWaitTooLong)
+			s = always(errReset)
+			_ = retry.Do(t.Context(), s.op, retry.WithPolicy(policy.DBWrite()), retry.WithMaxAttempts(2))
+			assert.Equal(t, 2, s.calls, "two attempts, not DBWrite's four")
+		})
 	})
 }
 
@@ -383,11 +388,10 @@ func TestResultClassifier(t *testing.T) {
 	})
 	run := func(t *testing.T, answers ...completion) (completion, int, error) {
 		calls := 0
-		r := exact(t, retry.WithResult(llm))
-		v, err := retry.Value(t.Context(), r, func(ctx context.Context) (completion, error) {
+		v, _, err := retry.Value(t.Context(), exact(t), classify.CheckResult(func(ctx context.Context) (completion, error) {
 			calls++
 			return answers[min(calls, len(answers))-1], nil
-		})
+		}, llm))
 		return v, calls, err
 	}
 	t.Run("an empty answer is final", func(t *testing.T) {
@@ -419,22 +423,12 @@ func TestResultClassifier(t *testing.T) {
 			assert.Equal(t, 3, calls)
 			assert.Equal(t, "par", v.content)
 			assert.ErrorIs(t, err, retry.ErrExhausted)
-			var re *retry.ResultError
-			require.ErrorAs(t, err, &re)
-			assert.Equal(t, "truncated", re.Decision.Reason)
+			assert.ErrorIs(t, err, classify.ErrRejected)
+			var rerr *retry.Error
+			require.ErrorAs(t, err, &rerr)
+			assert.Equal(t, "truncated", rerr.Decision.Reason)
 			assert.Contains(t, err.Error(), "result not accepted (truncated)")
 		})
-	})
-	t.Run("a result classifier of another type is refused", func(t *testing.T) {
-		r := exact(t, retry.WithResult(llm))
-		called := false
-		_, err := retry.Value(t.Context(), r, func(ctx context.Context) (int, error) { called = true; return 0, nil })
-		assert.False(t, called)
-		assert.ErrorIs(t, err, retry.ErrInvalid)
-		assert.Contains(t, err.Error(), "does not classify the result type int")
-		err = r.Do(t.Context(), func(ctx context.Context) error { called = true; return nil })
-		assert.False(t, called)
-		assert.ErrorIs(t, err, retry.ErrInvalid)
 	})
 }
 
@@ -451,10 +445,10 @@ func TestStats(t *testing.T) {
 
 		st, err = r.Run(t.Context(), failing().op)
 		require.NoError(t, err)
-		assert.Equal(t, retry.Stats{Attempts: 1}, st)
+		assert.Equal(t, retry.Stats{Attempts: 1}, st, "no time passes on the fake clock")
 
 		calls := 0
-		v, st, err := retry.RunValue(t.Context(), r, func(ctx context.Context) (int, error) {
+		v, st, err := retry.Value(t.Context(), r, func(ctx context.Context) (int, error) {
 			calls++
 			if calls == 1 {
 				return 0, httpErr(429, 4)
@@ -469,16 +463,57 @@ func TestStats(t *testing.T) {
 	})
 }
 
-func TestElapsedIncludesTheFirstAttemptWhenTimed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		slow := func(ctx context.Context) error { time.Sleep(sec); return errReset }
-		var rerr *retry.Error
-		err := exact(t, retry.WithMaxAttempts(2)).Do(t.Context(), slow)
-		require.ErrorAs(t, err, &rerr)
-		assert.Equal(t, 1100*ms, rerr.Elapsed, "untimed: from the end of the first attempt")
-		err = exact(t, retry.WithMaxAttempts(2), retry.WithMaxElapsed(time.Hour)).Do(t.Context(), slow)
-		require.ErrorAs(t, err, &rerr)
-		assert.Equal(t, 2100*ms, rerr.Elapsed, "timed: from the start")
+func TestElapsedCoversTheWholeCallInEveryConfiguration(t *testing.T) {
+	// A 1-minute first attempt, then two 1s waits and two instant attempts:
+	// 1m2s, with or without a hook, a time budget, a logger or Stats.
+	configs := []struct {
+		name string
+		opts []retry.Option
+	}{
+		{"no options (the hot path)", nil},
+		{"a hook", []retry.Option{retry.WithHook(func(context.Context, retry.Event) {})}},
+		{"a time budget", []retry.Option{retry.WithMaxElapsed(time.Hour)}},
+		{"a logger", []retry.Option{retry.WithLogger(slog.New(slog.DiscardHandler))}},
+		{"an attempt timeout", []retry.Option{retry.WithAttemptTimeout(2 * time.Minute)}},
+		{"Outermost", []retry.Option{retry.Outermost()}},
+	}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				calls := 0
+				slowThenFail := func(ctx context.Context) error {
+					if calls++; calls == 1 {
+						time.Sleep(time.Minute)
+					}
+					return errReset
+				}
+				opts := append([]retry.Option{retry.WithBackoff(backoff.Constant(sec)), retry.WithJitter(jitter.None{})}, c.opts...)
+				r, err := retry.New(opts...)
+				require.NoError(t, err)
+				err = r.Do(t.Context(), slowThenFail)
+				var rerr *retry.Error
+				require.ErrorAs(t, err, &rerr)
+				assert.Equal(t, time.Minute+2*sec, rerr.Elapsed)
+				assert.Equal(t, 2*sec, rerr.Waited)
+				assert.Contains(t, err.Error(), "after 3 attempt(s) in 1m2s")
+
+				calls = 0
+				st, err := r.Run(t.Context(), slowThenFail)
+				require.Error(t, err)
+				assert.Equal(t, retry.Stats{Attempts: 3, Waited: 2 * sec, Elapsed: time.Minute + 2*sec}, st, "Run")
+			})
+		})
+	}
+	t.Run("a timed-out attempt is counted whole", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r, err := retry.New(retry.WithAttemptTimeout(20*ms), retry.WithMaxAttempts(1))
+			require.NoError(t, err)
+			err = r.Do(t.Context(), func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+			var rerr *retry.Error
+			require.ErrorAs(t, err, &rerr)
+			assert.Equal(t, 20*ms, rerr.Elapsed)
+			assert.Contains(t, err.Error(), "in 20ms")
+		})
 	})
 }
 
@@ -487,11 +522,6 @@ func TestWrap(t *testing.T) {
 		s := failing(errReset)
 		send := retry.Wrap(s.op, retry.WithMaxAttempts(2))
 		require.NoError(t, send(t.Context()))
-		assert.Equal(t, 2, s.calls)
-
-		r := exact(t)
-		s = failing(errReset)
-		require.NoError(t, r.Wrap(s.op)(t.Context()))
 		assert.Equal(t, 2, s.calls)
 
 		calls := 0
@@ -529,9 +559,9 @@ func TestBadOptionsAreReportedWithoutCallingOp(t *testing.T) {
 		{"a nil classifier", retry.WithClassifier(nil), "retry: WithClassifier(<nil>): must not be nil"},
 		{"a nil hook", retry.WithHook(nil), "retry: WithHook(<nil>): must not be nil"},
 		{"a nil source", retry.WithJitterSource(nil), "retry: WithJitterSource(<nil>): must not be nil"},
-		{"a nil result classifier", retry.WithResult[int](nil), "retry: WithResult(<nil>): must not be nil"},
+		{"a nil budget", retry.WithBudget(nil), "retry: WithBudget(<nil>): must not be nil"},
 		{"a nil option", nil, "retry: Option(<nil>): must not be nil"},
-		{"a bad policy", retry.WithPolicy(policy.Policy{MaxAttempts: -1}), "retry: WithPolicy(…): policy.Policy.MaxAttempts = -1"},
+		{"a bad policy", retry.WithPolicy(policy.Policy{MaxAttempts: -1}), "policy.Policy.MaxAttempts = -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -554,28 +584,72 @@ func TestBadOptionsAreReportedWithoutCallingOp(t *testing.T) {
 	}
 }
 
-func TestBadArgumentsDoNotPanic(t *testing.T) {
-	var r *retry.Retrier
-	assert.ErrorIs(t, r.Do(t.Context(), nil), retry.ErrInvalid)
-	assert.ErrorIs(t, retry.Do(t.Context(), nil), retry.ErrInvalid)
-	_, err := retry.DoValue[int](t.Context(), nil)
+func TestARefusedRetrierFailsEveryCall(t *testing.T) {
+	// The snippet that used to make 3 attempts under the defaults.
+	r, _ := retry.New(retry.WithBackoff(nil), retry.WithMaxAttempts(2))
+	require.NotNil(t, r)
+	s := always(errReset)
+	err := r.Do(t.Context(), s.op)
 	assert.ErrorIs(t, err, retry.ErrInvalid)
-	//lint:ignore SA1012 testing the nil context on purpose
-	assert.ErrorIs(t, r.Do(nil, func(context.Context) error { return nil }), retry.ErrInvalid) //nolint:staticcheck
+	assert.Contains(t, err.Error(), "retry: WithBackoff(<nil>): must not be nil")
+	st, err := r.Run(t.Context(), s.op)
+	assert.ErrorIs(t, err, retry.ErrInvalid)
+	assert.Zero(t, st)
+	_, _, err = retry.Value(t.Context(), r, func(context.Context) (int, error) { return 0, s.op(nil) })
+	assert.ErrorIs(t, err, retry.ErrInvalid)
+	assert.Zero(t, s.calls, "the operation never runs")
+	assert.Equal(t, classify.Retry, r.Classify(errReset).Verdict, "Classify answers with the defaults")
+}
+
+func TestBadArgumentsDoNotPanic(t *testing.T) {
+	ran := false
+	op := func(context.Context) error { ran = true; return nil }
+	vop := func(context.Context) (int, error) { ran = true; return 0, nil }
+	var nilRetrier *retry.Retrier
+	r, err := retry.New()
+	require.NoError(t, err)
+	var nilCtx context.Context
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"(*Retrier)(nil).Do", func() error { return nilRetrier.Do(t.Context(), op) }},
+		{"(*Retrier)(nil).Run", func() error { _, err := nilRetrier.Run(t.Context(), op); return err }},
+		{"Value with a nil Retrier", func() error { _, _, err := retry.Value(t.Context(), nilRetrier, vop); return err }},
+		{"(*Retrier).Do with a nil op", func() error { return r.Do(t.Context(), nil) }},
+		{"(*Retrier).Do with a nil context", func() error { return r.Do(nilCtx, op) }},
+		{"(*Retrier).Run with a nil op", func() error { _, err := r.Run(t.Context(), nil); return err }},
+		{"(*Retrier).Run with a nil context", func() error { _, err := r.Run(nilCtx, op); return err }},
+		{"Value with a nil op", func() error { _, _, err := retry.Value[int](t.Context(), r, nil); return err }},
+		{"Value with a nil context", func() error { _, _, err := retry.Value(nilCtx, r, vop); return err }},
+		{"Do with a nil op", func() error { return retry.Do(t.Context(), nil) }},
+		{"Do with a nil context", func() error { return retry.Do(nilCtx, op) }},
+		{"DoValue with a nil op", func() error { _, err := retry.DoValue[int](t.Context(), nil); return err }},
+		{"DoValue with a nil context", func() error { _, err := retry.DoValue(nilCtx, vop); return err }},
+		{"Wrap of a nil op", func() error { return retry.Wrap(nil)(t.Context()) }},
+		{"Wrap called with a nil context", func() error { return retry.Wrap(op)(nilCtx) }},
+		{"WrapValue of a nil op", func() error { _, err := retry.WrapValue[int](nil)(t.Context()); return err }},
+		{"WithIdempotencyKey with a nil context", func() error { _, err := retry.WithIdempotencyKey(nilCtx, "k"); return err }},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			assert.ErrorIs(t, c.call(), retry.ErrInvalid)
+			assert.False(t, ran, "nothing ran")
+		})
+	}
+	_, ok := retry.IdempotencyKey(nilCtx)
+	assert.False(t, ok)
+	assert.Equal(t, classify.Retry, nilRetrier.Classify(errReset).Verdict)
 }
 
 func TestTheZeroRetrierUsesTheDefaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		for _, r := range []*retry.Retrier{nil, new(retry.Retrier)} {
-			s := always(errReset)
-			err := r.Do(t.Context(), s.op)
-			assert.Equal(t, 3, s.calls)
-			assert.ErrorIs(t, err, retry.ErrExhausted)
-			for _, g := range s.gaps() {
-				assert.Less(t, g, 200*ms, "full jitter on 100ms, then 200ms")
-			}
-			p := r.Policy()
-			assert.Equal(t, 3, p.Attempts())
+		s := always(errReset)
+		err := new(retry.Retrier).Do(t.Context(), s.op)
+		assert.Equal(t, 3, s.calls)
+		assert.ErrorIs(t, err, retry.ErrExhausted)
+		for _, g := range s.gaps() {
+			assert.Less(t, g, 200*ms, "full jitter on 100ms, then 200ms")
 		}
 	})
 }

@@ -55,8 +55,12 @@ func (e *RejectedError) Unwrap() []error { return []error{e.Reason, e.cause} }
 // asks to make a call and returns the function that reports its outcome
 // (nil for a success, an error matching Excluded for a call not to be
 // counted, any other error for a failure), or an error if the call is refused.
+// State and Counts report what the circuit knows now, for health endpoints
+// and metrics.
 type Circuit interface {
 	Allow() (done func(error), err error)
+	State() State
+	Counts() Counts
 }
 
 // Excluded is the outcome a Breaker reports for a call that must not count:
@@ -72,6 +76,11 @@ type Settings struct {
 	Interval    time.Duration     // closed-state period after which counts are cleared
 	Timeout     time.Duration     // how long the breaker stays open
 	ReadyToTrip func(Counts) bool // when to open, given the counts after a failure
+	// OnStateChange, if set, hears of every change of state, as gobreaker's
+	// hook does, after the call that caused it has left the circuit (never
+	// under the circuit's lock). It runs on the caller's goroutine: it must
+	// be quick and safe for concurrent use.
+	OnStateChange func(name string, from, to State)
 }
 
 // Gobreaker returns the gobreaker settings for s, with onChange as the state
@@ -88,76 +97,89 @@ func (s Settings) Gobreaker(onChange func(name string, from, to State)) gobreake
 	}
 }
 
-func (s Settings) validate() error {
+func (s Settings) validate() *retry.InvalidError {
 	switch {
 	case s.Interval < 0:
-		return fmt.Errorf("breaker.Settings.Interval = %v: must not be negative", s.Interval)
+		return invalid("breaker.Settings.Interval", s.Interval, "must not be negative")
 	case s.Timeout < 0:
-		return fmt.Errorf("breaker.Settings.Timeout = %v: must not be negative", s.Timeout)
+		return invalid("breaker.Settings.Timeout", s.Timeout, "must not be negative")
 	}
 	return nil
 }
 
-// Option configures a Breaker.
-type Option func(*Breaker)
+func invalid(name string, value any, reason string) *retry.InvalidError {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+}
+
+// Option configures New.
+type Option func(*Breaker) *retry.InvalidError
 
 // PerAttempt puts the breaker around every attempt instead of around the
 // whole retried call.
-func PerAttempt() Option { return func(b *Breaker) { b.perAttempt = true } }
+func PerAttempt() Option {
+	return func(b *Breaker) *retry.InvalidError { b.perAttempt = true; return nil }
+}
 
 // WithCircuit builds the breaker's circuit with f instead of a local
 // gobreaker TwoStepCircuitBreaker — for example a distributed one shared
 // through Redis (package github.com/retrykit/retry/breaker/redis). f receives
 // the gobreaker settings to use.
 func WithCircuit(f func(gobreaker.Settings) (Circuit, error)) Option {
-	return func(b *Breaker) { b.factory = f }
-}
-
-// WithFallback turns a rejection (ErrOpen, ErrTooManyRequests) into a
-// degraded answer — a cached value, a default — for Value calls with the same
-// T. f receives the rejection.
-func WithFallback[T any](f func(ctx context.Context, rejected error) (T, error)) Option {
-	return func(b *Breaker) { b.fallback = f }
+	return func(b *Breaker) *retry.InvalidError {
+		if f == nil {
+			return invalid("breaker.WithCircuit", nil, "must not be nil")
+		}
+		b.factory = f
+		return nil
+	}
 }
 
 // Breaker guards calls to one dependency with a circuit breaker and a
-// Retrier. It is safe for concurrent use.
+// Retrier. It is safe for concurrent use. The zero Breaker is not usable:
+// its methods return an error matching retry.ErrInvalid; build one with New.
 type Breaker struct {
 	name       string
 	circuit    Circuit
 	factory    func(gobreaker.Settings) (Circuit, error)
 	r          *retry.Retrier
 	perAttempt bool
-	fallback   any
+	onChange   func(name string, from, to State)
 
 	mu      sync.Mutex
-	changes []retry.Event // state changes not yet reported
+	changes []stateChange // not yet reported
 	pending atomic.Int32
 }
 
-// New returns a Breaker with settings s, retrying with r (nil means a
-// Retrier with the defaults). It returns an error naming a bad setting or
-// option.
+type stateChange struct {
+	name     string
+	from, to State
+}
+
+// New returns a Breaker with settings s around the calls of r. It returns a
+// *retry.InvalidError naming a bad setting or option, or a nil r, and the
+// circuit factory's error if it fails.
 func New(s Settings, r *retry.Retrier, opts ...Option) (*Breaker, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
-	b := &Breaker{name: s.Name, r: r, factory: local}
+	if r == nil {
+		return nil, invalid("breaker.New", nil, "the Retrier must not be nil (build one with retry.New)")
+	}
+	b := &Breaker{name: s.Name, r: r, factory: local, onChange: s.OnStateChange}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errors.New("breaker.New: nil Option")
+			return nil, invalid("breaker.Option", nil, "must not be nil")
 		}
-		o(b)
-	}
-	if b.factory == nil {
-		return nil, errors.New("breaker.WithCircuit: nil factory")
+		if err := o(b); err != nil {
+			return nil, err
+		}
 	}
 	c, err := b.factory(s.Gobreaker(b.changed))
 	if err != nil {
 		return nil, fmt.Errorf("breaker.New: %w", err)
 	}
 	if c == nil {
-		return nil, errors.New("breaker.WithCircuit: the factory returned a nil Circuit")
+		return nil, invalid("breaker.WithCircuit", "factory", "returned a nil Circuit")
 	}
 	b.circuit = c
 	return b, nil
@@ -167,60 +189,56 @@ func local(s gobreaker.Settings) (Circuit, error) {
 	return gobreaker.NewTwoStepCircuitBreaker[any](s), nil
 }
 
+// State returns the breaker's state now.
+func (b *Breaker) State() State {
+	if b == nil || b.circuit == nil {
+		return StateClosed
+	}
+	return b.circuit.State()
+}
+
+// Counts returns the breaker's counters now, as ReadyToTrip sees them.
+func (b *Breaker) Counts() Counts {
+	if b == nil || b.circuit == nil {
+		return Counts{}
+	}
+	return b.circuit.Counts()
+}
+
 // Do calls op through the breaker and the Retrier.
 func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
 	if op == nil {
-		return errors.New("breaker: nil op")
+		return invalid("breaker.Do", nil, "op must not be nil")
 	}
-	_, err := Value(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
+	_, _, err := Value(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
 	return err
 }
 
-// Value calls op through the breaker and the Retrier and returns its last
-// result. A rejection is turned into the fallback's answer when the Breaker
-// has a fallback for T (WithFallback).
-func Value[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, error) {
-	v, _, err := RunValue(ctx, b, op)
-	return v, err
-}
-
-// RunValue is Value that also reports the retry loop's Stats (zero for a
-// call the breaker refused outside the loop).
-func RunValue[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, retry.Stats, error) {
-	var zero T
-	switch {
-	case b == nil:
-		return zero, retry.Stats{}, errors.New("breaker: nil Breaker")
-	case op == nil:
-		return zero, retry.Stats{}, errors.New("breaker: nil op")
-	}
+// Value calls op through the breaker and the Retrier, and returns its last
+// result and the retry loop's Stats (zero for a call the breaker refused
+// outside the loop).
+func Value[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, retry.Stats, error) {
 	var v T
 	var st retry.Stats
+	switch {
+	case b == nil || b.circuit == nil:
+		return v, st, invalid("breaker.Value", nil, "the Breaker must be built with breaker.New")
+	case op == nil:
+		return v, st, invalid("breaker.Value", nil, "op must not be nil")
+	case ctx == nil:
+		return v, st, invalid("breaker.Value", nil, "the context must not be nil")
+	}
 	var err error
 	if b.perAttempt {
-		v, st, err = retry.RunValue(ctx, b.r, func(ctx context.Context) (T, error) { return guard(ctx, b, op) })
-	} else {
-		v, err = guard(ctx, b, func(ctx context.Context) (T, error) {
-			var err error
-			v, st, err = retry.RunValue(ctx, b.r, op)
-			return v, err
-		})
+		v, st, err = retry.Value(ctx, b.r, func(ctx context.Context) (T, error) { return guard(ctx, b, op) })
+		return v, st, err
 	}
-	v, err = answer(ctx, b, v, err)
+	v, err = guard(ctx, b, func(ctx context.Context) (T, error) {
+		var err error
+		v, st, err = retry.Value(ctx, b.r, op)
+		return v, err
+	})
 	return v, st, err
-}
-
-// answer applies the fallback to a rejection.
-func answer[T any](ctx context.Context, b *Breaker, v T, err error) (T, error) {
-	var zero T
-	if err != nil && b.fallback != nil && isRejection(err) {
-		f, ok := b.fallback.(func(context.Context, error) (T, error))
-		if !ok {
-			return v, fmt.Errorf("breaker.WithFallback: the fallback (%T) does not answer for %T", b.fallback, zero)
-		}
-		return f(ctx, err)
-	}
-	return v, err
 }
 
 func isRejection(err error) bool {
@@ -231,20 +249,20 @@ func isRejection(err error) bool {
 // its outcome reported.
 func guard[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (v T, err error) {
 	done, rejected := b.circuit.Allow()
-	b.report(ctx)
+	b.report()
 	if rejected != nil {
 		return v, b.rejection(rejected)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			done(fmt.Errorf("panic: %v", p))
-			b.report(ctx)
+			b.report()
 			panic(p)
 		}
 	}()
 	v, err = op(ctx)
 	done(b.outcome(err))
-	b.report(ctx)
+	b.report()
 	return v, err
 }
 
@@ -267,8 +285,8 @@ func (b *Breaker) outcome(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) {
-		return Excluded
+	if errors.Is(err, context.Canceled) || errors.Is(err, retry.ErrInvalid) {
+		return Excluded // the caller gave up, or nothing was called
 	}
 	d := b.r.Classify(err)
 	var rerr *retry.Error
@@ -287,14 +305,17 @@ func (b *Breaker) outcome(err error) error {
 // changed records a state change; gobreaker calls it under its own lock, so
 // the change is reported after the call into the circuit returns.
 func (b *Breaker) changed(name string, from, to State) {
+	if b.onChange == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.changes = append(b.changes, retry.Event{Kind: retry.BreakerStateChanged, Name: name, From: from.String(), To: to.String()})
+	b.changes = append(b.changes, stateChange{name, from, to})
 	b.pending.Add(1)
 }
 
-// report delivers recorded state changes to the Retrier's observers.
-func (b *Breaker) report(ctx context.Context) {
+// report delivers recorded state changes to OnStateChange.
+func (b *Breaker) report() {
 	if b.pending.Load() == 0 {
 		return
 	}
@@ -303,8 +324,8 @@ func (b *Breaker) report(ctx context.Context) {
 	b.changes = nil
 	b.pending.Store(0)
 	b.mu.Unlock()
-	for _, e := range changes {
-		b.r.Notify(ctx, e)
+	for _, c := range changes {
+		b.onChange(c.name, c.from, c.to)
 	}
 }
 

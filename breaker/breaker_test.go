@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -48,28 +49,33 @@ func (d *dependency) count() int {
 	return d.calls
 }
 
-// events records what reaches a Retrier's hook.
+// events records what reaches a breaker's OnStateChange.
 type events struct {
 	mu   sync.Mutex
-	list []retry.Event
+	list []string
 }
 
-func (e *events) hook(_ context.Context, ev retry.Event) {
+func (e *events) onChange(name string, from, to breaker.State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.list = append(e.list, ev)
+	e.list = append(e.list, name+": "+from.String()+"→"+to.String())
 }
 
 func (e *events) changes() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
-	for _, ev := range e.list {
-		if ev.Kind == retry.BreakerStateChanged {
-			out = append(out, ev.From+"→"+ev.To)
-		}
+	for _, c := range e.list {
+		out = append(out, strings.TrimPrefix(c, "payments: "))
 	}
 	return out
+}
+
+// observed returns the shared settings reporting to ev.
+func observed(ev *events) breaker.Settings {
+	s := settings
+	s.OnStateChange = ev.onChange
+	return s
 }
 
 func retrier(t *testing.T, opts ...retry.Option) *retry.Retrier {
@@ -91,7 +97,7 @@ var settings = breaker.Settings{
 func TestAnOpenBreakerRejectsAtOnceWithoutCallingTheDependency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
-		b, err := breaker.New(settings, retrier(t, retry.WithHook(ev.hook)))
+		b, err := breaker.New(observed(&ev), retrier(t))
 		require.NoError(t, err)
 		dep := &dependency{err: syscall.ECONNREFUSED}
 		for range 3 {
@@ -117,7 +123,7 @@ func TestAnOpenBreakerRejectsAtOnceWithoutCallingTheDependency(t *testing.T) {
 func TestHalfOpenLetsTheProbesThroughAndSuccessCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
-		b, err := breaker.New(settings, retrier(t, retry.WithHook(ev.hook), retry.WithMaxAttempts(1)))
+		b, err := breaker.New(observed(&ev), retrier(t, retry.WithMaxAttempts(1)))
 		require.NoError(t, err)
 		dep := &dependency{err: syscall.ECONNRESET}
 		for range 3 {
@@ -147,7 +153,7 @@ func TestHalfOpenLetsTheProbesThroughAndSuccessCloses(t *testing.T) {
 func TestAFailedProbeReopens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
-		b, err := breaker.New(settings, retrier(t, retry.WithHook(ev.hook), retry.WithMaxAttempts(1)))
+		b, err := breaker.New(observed(&ev), retrier(t, retry.WithMaxAttempts(1)))
 		require.NoError(t, err)
 		dep := &dependency{err: syscall.ECONNRESET}
 		for range 3 {
@@ -217,39 +223,16 @@ func TestOutsideCountsOneLogicalCallPerAttemptCountsEvery(t *testing.T) {
 	})
 }
 
-func TestFallbackAnswersARejection(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cached := func(ctx context.Context, rejected error) (string, error) { return "cached price", nil }
-		b, err := breaker.New(settings, retrier(t, retry.WithMaxAttempts(1)), breaker.WithFallback(cached))
-		require.NoError(t, err)
-		calls := 0
-		price := func(context.Context) (string, error) { calls++; return "", syscall.ECONNRESET }
-		for range 3 {
-			_, err := breaker.Value(t.Context(), b, price)
-			assert.ErrorIs(t, err, syscall.ECONNRESET, "failures of the dependency itself are not hidden")
-		}
-		v, err := breaker.Value(t.Context(), b, price)
-		require.NoError(t, err)
-		assert.Equal(t, "cached price", v)
-		assert.Equal(t, 3, calls)
-
-		_, err = breaker.Value(t.Context(), b, func(context.Context) (int, error) { return 0, nil })
-		assert.ErrorContains(t, err, "does not answer for int")
-	})
-}
-
-func TestStateChangesReachTheLogger(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var buf syncBuffer
-		log := newLogger(&buf)
-		b, err := breaker.New(settings, retrier(t, retry.WithLogger(log), retry.WithMaxAttempts(1)))
-		require.NoError(t, err)
-		dep := &dependency{err: syscall.ECONNRESET}
-		for range 3 {
-			_ = b.Do(t.Context(), dep.call)
-		}
-		assert.Contains(t, buf.String(), `level=WARN msg="retry: circuit breaker changed state" breaker=payments from=closed to=open`)
-	})
+func TestStateAndCountsAreReadable(t *testing.T) {
+	b, err := breaker.New(settings, retrier(t, retry.WithMaxAttempts(1)))
+	require.NoError(t, err)
+	assert.Equal(t, breaker.StateClosed, b.State())
+	dep := &dependency{err: syscall.ECONNRESET}
+	_ = b.Do(t.Context(), dep.call)
+	assert.Equal(t, uint32(1), b.Counts().ConsecutiveFailures)
+	_ = b.Do(t.Context(), dep.call)
+	_ = b.Do(t.Context(), dep.call)
+	assert.Equal(t, breaker.StateOpen, b.State())
 }
 
 func TestClassifyRecognisesRejections(t *testing.T) {
@@ -260,21 +243,71 @@ func TestClassifyRecognisesRejections(t *testing.T) {
 }
 
 func TestBadSettings(t *testing.T) {
-	_, err := breaker.New(breaker.Settings{Timeout: -1}, nil)
-	assert.ErrorContains(t, err, "breaker.Settings.Timeout = -1ns: must not be negative")
-	_, err = breaker.New(breaker.Settings{Interval: -time.Second}, nil)
-	assert.ErrorContains(t, err, "breaker.Settings.Interval = -1s")
-	_, err = breaker.New(breaker.Settings{}, nil, nil)
-	assert.ErrorContains(t, err, "nil Option")
-	_, err = breaker.New(breaker.Settings{}, nil, breaker.WithCircuit(nil))
-	assert.ErrorContains(t, err, "nil factory")
-	_, err = breaker.New(breaker.Settings{}, nil, breaker.WithCircuit(func(gobreaker.Settings) (breaker.Circuit, error) { return nil, errors.New("store down") }))
+	r := retrier(t)
+	tests := []struct {
+		name    string
+		s       breaker.Settings
+		r       *retry.Retrier
+		opts    []breaker.Option
+		wantErr string
+	}{
+		{"a negative timeout", breaker.Settings{Timeout: -1}, r, nil, "breaker.Settings.Timeout(-1ns): must not be negative"},
+		{"a negative interval", breaker.Settings{Interval: -time.Second}, r, nil, "breaker.Settings.Interval(-1s): must not be negative"},
+		{"a nil Retrier", breaker.Settings{}, nil, nil, "breaker.New(<nil>): the Retrier must not be nil"},
+		{"a nil option", breaker.Settings{}, r, []breaker.Option{nil}, "breaker.Option(<nil>): must not be nil"},
+		{"a nil circuit factory", breaker.Settings{}, r, []breaker.Option{breaker.WithCircuit(nil)}, "breaker.WithCircuit(<nil>): must not be nil"},
+		{"a factory returning nil", breaker.Settings{}, r, []breaker.Option{breaker.WithCircuit(func(gobreaker.Settings) (breaker.Circuit, error) { return nil, nil })}, "returned a nil Circuit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is refused", func(t *testing.T) {
+			_, err := breaker.New(tt.s, tt.r, tt.opts...)
+			assert.ErrorIs(t, err, retry.ErrInvalid)
+			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+	_, err := breaker.New(breaker.Settings{}, r, breaker.WithCircuit(func(gobreaker.Settings) (breaker.Circuit, error) { return nil, errors.New("store down") }))
 	assert.ErrorContains(t, err, "store down")
-	b, err := breaker.New(breaker.Settings{}, nil)
+}
+
+func TestBadArgumentsDoNotPanic(t *testing.T) {
+	ran := false
+	op := func(context.Context) error { ran = true; return nil }
+	vop := func(context.Context) (int, error) { ran = true; return 0, nil }
+	b, err := breaker.New(breaker.Settings{}, retrier(t))
 	require.NoError(t, err)
-	assert.ErrorContains(t, b.Do(t.Context(), nil), "nil op")
-	_, err = breaker.Value[int](t.Context(), nil, func(context.Context) (int, error) { return 0, nil })
-	assert.ErrorContains(t, err, "nil Breaker")
+	var nilCtx context.Context
+	var nilCD *breaker.Cooldowns[string]
+	calls := map[string]func() error{
+		"Do on a zero Breaker":         func() error { return new(breaker.Breaker).Do(t.Context(), op) },
+		"Do on a nil Breaker":          func() error { return (*breaker.Breaker)(nil).Do(t.Context(), op) },
+		"Do with a nil op":             func() error { return b.Do(t.Context(), nil) },
+		"Do with a nil context":        func() error { return b.Do(nilCtx, op) },
+		"Value with a nil Breaker":     func() error { _, _, err := breaker.Value(t.Context(), nil, vop); return err },
+		"Value with a nil op":          func() error { _, _, err := breaker.Value[int](t.Context(), b, nil); return err },
+		"Cooldowns.Do on nil":          func() error { return nilCD.Do(t.Context(), "k", op) },
+		"Cooldowns.Do on a zero value": func() error { return new(breaker.Cooldowns[string]).Do(t.Context(), "k", op) },
+		"Cooldowns.Do with a nil op": func() error {
+			cd, _ := breaker.NewCooldowns[string](breaker.CooldownSettings{})
+			return cd.Do(t.Context(), "k", nil)
+		},
+		"Cooldowns.Do with a nil context": func() error {
+			cd, _ := breaker.NewCooldowns[string](breaker.CooldownSettings{})
+			return cd.Do(nilCtx, "k", op)
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			assert.ErrorIs(t, call(), retry.ErrInvalid)
+			assert.False(t, ran, "nothing ran")
+		})
+	}
+	assert.Equal(t, breaker.StateClosed, new(breaker.Breaker).State())
+	assert.Zero(t, (*breaker.Breaker)(nil).Counts())
+	assert.NoError(t, nilCD.Check("k"))
+	_, ok := nilCD.Observe("k", errors.New("x"))
+	assert.False(t, ok)
+	nilCD.Start("k", time.Now())
+	assert.Zero(t, nilCD.Len())
 }
 
 func TestAPanickingOperationCountsAsAFailure(t *testing.T) {
@@ -284,7 +317,7 @@ func TestAPanickingOperationCountsAsAFailure(t *testing.T) {
 	assert.ErrorIs(t, b.Do(t.Context(), func(context.Context) error { return nil }), breaker.ErrOpen)
 }
 
-func TestRunValueReportsTheLoopStats(t *testing.T) {
+func TestValueReportsTheLoopStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, opts := range [][]breaker.Option{nil, {breaker.PerAttempt()}} {
 			b, err := breaker.New(breaker.Settings{}, retrier(t))
@@ -293,7 +326,7 @@ func TestRunValueReportsTheLoopStats(t *testing.T) {
 			}
 			require.NoError(t, err)
 			calls := 0
-			v, st, err := breaker.RunValue(t.Context(), b, func(context.Context) (int, error) {
+			v, st, err := breaker.Value(t.Context(), b, func(context.Context) (int, error) {
 				if calls++; calls < 3 {
 					return 0, syscall.ECONNRESET
 				}

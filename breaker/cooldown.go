@@ -8,14 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 )
 
 // Cooldown defaults.
 const (
-	DefaultMaxKeys = 10_000
-	DefaultMaxWait = time.Hour
+	DefaultMaxKeys  = 10_000
+	DefaultMaxDelay = time.Hour
 )
 
 // ErrCooldown is matched by every *CooldownError.
@@ -59,13 +58,14 @@ type CooldownSettings struct {
 	// MaxKeys bounds the keys cooling down at once: when full, expired keys are
 	// dropped, then the one closest to its end. 0 means 10,000.
 	MaxKeys int
-	// MaxWait bounds how long one Retry-After can cool a key down. 0 means an
-	// hour.
-	MaxWait time.Duration
-	// Notify, if set, hears of each cooldown that starts (a CooldownStarted
-	// event); pass a Retrier's Notify method so that cooldowns reach the same
-	// hook and logger as retries.
-	Notify func(context.Context, retry.Event)
+	// MaxDelay bounds how long one Retry-After can cool a key down. 0 means
+	// an hour.
+	MaxDelay time.Duration
+	// OnCooldown, if set, hears of each cooldown that Do or Observe starts:
+	// the key (as text), when calls for it may go out again, and the error
+	// that started it. It runs on the caller's goroutine: it must be quick
+	// and safe for concurrent use.
+	OnCooldown func(key string, until time.Time, err error)
 }
 
 // Cooldowns is a registry of keys cooling down after a 503 with Retry-After.
@@ -78,20 +78,20 @@ type Cooldowns[K comparable] struct {
 	active atomic.Int64 // len(until), readable without the lock
 }
 
-// NewCooldowns returns an empty registry, or an error naming a negative
-// setting.
+// NewCooldowns returns an empty registry, or a *retry.InvalidError naming a
+// negative setting.
 func NewCooldowns[K comparable](s CooldownSettings) (*Cooldowns[K], error) {
 	switch {
 	case s.MaxKeys < 0:
-		return nil, fmt.Errorf("breaker.CooldownSettings.MaxKeys = %d: must not be negative", s.MaxKeys)
-	case s.MaxWait < 0:
-		return nil, fmt.Errorf("breaker.CooldownSettings.MaxWait = %v: must not be negative", s.MaxWait)
+		return nil, invalid("breaker.CooldownSettings.MaxKeys", s.MaxKeys, "must not be negative")
+	case s.MaxDelay < 0:
+		return nil, invalid("breaker.CooldownSettings.MaxDelay", s.MaxDelay, "must not be negative")
 	}
 	if s.MaxKeys == 0 {
 		s.MaxKeys = DefaultMaxKeys
 	}
-	if s.MaxWait == 0 {
-		s.MaxWait = DefaultMaxWait
+	if s.MaxDelay == 0 {
+		s.MaxDelay = DefaultMaxDelay
 	}
 	return &Cooldowns[K]{s: s, until: make(map[K]time.Time)}, nil
 }
@@ -100,20 +100,27 @@ func NewCooldowns[K comparable](s CooldownSettings) (*Cooldowns[K], error) {
 // *CooldownError at once (marked with its Retry-After) without calling op.
 // A 503 with Retry-After from op starts the key's cooldown.
 func (c *Cooldowns[K]) Do(ctx context.Context, key K, op func(context.Context) error) error {
+	switch {
+	case c == nil || c.until == nil:
+		return invalid("breaker.Cooldowns.Do", nil, "the registry must be built with breaker.NewCooldowns")
+	case op == nil:
+		return invalid("breaker.Cooldowns.Do", nil, "op must not be nil")
+	case ctx == nil:
+		return invalid("breaker.Cooldowns.Do", nil, "the context must not be nil")
+	}
 	if err := c.Check(key); err != nil {
 		return err
 	}
 	err := op(ctx)
-	if until, ok := c.Observe(key, err); ok && c.s.Notify != nil {
-		c.s.Notify(ctx, retry.Event{Kind: retry.CooldownStarted, Name: keyString(key), Until: until, Err: err})
-	}
+	c.Observe(key, err)
 	return err
 }
 
 // Check returns a *CooldownError, marked with the time left as its
-// Retry-After, if key is cooling down now; nil otherwise.
+// Retry-After, if key is cooling down now; nil otherwise. A nil or zero
+// registry has nothing cooling down.
 func (c *Cooldowns[K]) Check(key K) error {
-	if c.active.Load() == 0 {
+	if c == nil || c.active.Load() == 0 {
 		return nil // the common case: nothing is cooling down
 	}
 	return c.CheckAt(time.Now(), key)
@@ -121,6 +128,9 @@ func (c *Cooldowns[K]) Check(key K) error {
 
 // CheckAt is Check at time now.
 func (c *Cooldowns[K]) CheckAt(now time.Time, key K) error {
+	if c == nil || c.until == nil {
+		return nil
+	}
 	c.mu.Lock()
 	until, ok := c.until[key]
 	if ok && !now.Before(until) {
@@ -136,29 +146,36 @@ func (c *Cooldowns[K]) CheckAt(now time.Time, key K) error {
 		classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonCooldown, RetryAfter: left})
 }
 
-// Observe starts key's cooldown if err is an HTTP 503 with a Retry-After, and
-// reports when it ends.
+// Observe starts key's cooldown if err is an HTTP 503 with a Retry-After,
+// tells OnCooldown, and reports when it ends. A nil or zero registry
+// observes nothing.
 func (c *Cooldowns[K]) Observe(key K, err error) (time.Time, bool) {
 	return c.ObserveAt(time.Now(), key, err)
 }
 
 // ObserveAt is Observe at time now.
 func (c *Cooldowns[K]) ObserveAt(now time.Time, key K, err error) (time.Time, bool) {
-	if err == nil {
+	if c == nil || c.until == nil || err == nil {
 		return time.Time{}, false
 	}
 	d := classify.Default(err)
 	if d.Reason != classify.ReasonUnavailable || d.RetryAfter <= 0 {
 		return time.Time{}, false
 	}
-	until := now.Add(min(d.RetryAfter, c.s.MaxWait))
+	until := now.Add(min(d.RetryAfter, c.s.MaxDelay))
 	c.Start(key, until)
+	if c.s.OnCooldown != nil {
+		c.s.OnCooldown(keyString(key), until, err)
+	}
 	return until, true
 }
 
 // Start makes key cool down until the given time (a later time extends it,
-// an earlier one does not shorten it).
+// an earlier one does not shorten it). A nil or zero registry ignores it.
 func (c *Cooldowns[K]) Start(key K, until time.Time) {
+	if c == nil || c.until == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.until[key]; ok {
@@ -175,7 +192,12 @@ func (c *Cooldowns[K]) Start(key K, until time.Time) {
 }
 
 // Len returns how many keys are registered (some may have just expired).
-func (c *Cooldowns[K]) Len() int { return int(c.active.Load()) }
+func (c *Cooldowns[K]) Len() int {
+	if c == nil {
+		return 0
+	}
+	return int(c.active.Load())
+}
 
 // makeRoom drops expired keys, then, if the registry is still full, the key
 // whose cooldown ends first. The caller holds the lock.

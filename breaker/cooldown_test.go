@@ -56,9 +56,10 @@ func complete(srv *httptest.Server, model string) func(context.Context) error {
 
 func TestA503WithRetryAfterCoolsTheKeyDownLocally(t *testing.T) {
 	srv, hits := gateway(t)
-	var ev events
-	r := retrier(t, retry.WithHook(ev.hook))
-	cd, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{Notify: r.Notify})
+	var started []string
+	cd, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{
+		OnCooldown: func(key string, until time.Time, err error) { started = append(started, key) },
+	})
 	require.NoError(t, err)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	down, up := breaker.HostModel{Host: host, Model: "down"}, breaker.HostModel{Host: host, Model: "up"}
@@ -83,9 +84,7 @@ func TestA503WithRetryAfterCoolsTheKeyDownLocally(t *testing.T) {
 	require.NoError(t, cd.Do(t.Context(), up, complete(srv, "up")), "another model on the same host is unaffected")
 	assert.Equal(t, int64(2), hits.Load())
 
-	require.Len(t, ev.list, 1, "the cooldown reached the Retrier's hook")
-	assert.Equal(t, retry.CooldownStarted, ev.list[0].Kind)
-	assert.Equal(t, down.String(), ev.list[0].Name)
+	assert.Equal(t, []string{down.String()}, started, "the cooldown reached OnCooldown, once")
 }
 
 func TestCooldownsExpire(t *testing.T) {
@@ -102,7 +101,7 @@ func TestCooldownsExpire(t *testing.T) {
 }
 
 func TestOnlyA503WithRetryAfterStartsACooldown(t *testing.T) {
-	cd, err := breaker.NewCooldowns[string](breaker.CooldownSettings{MaxWait: time.Minute})
+	cd, err := breaker.NewCooldowns[string](breaker.CooldownSettings{MaxDelay: time.Minute})
 	require.NoError(t, err)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, err := range []error{
@@ -117,7 +116,7 @@ func TestOnlyA503WithRetryAfterStartsACooldown(t *testing.T) {
 	}
 	until, ok := cd.ObserveAt(now, "k", &classify.StatusError{Code: 503, Header: http.Header{"Retry-After": {"86400"}}})
 	require.True(t, ok)
-	assert.Equal(t, now.Add(time.Minute), until, "a huge Retry-After is held for MaxWait")
+	assert.Equal(t, now.Add(time.Minute), until, "a huge Retry-After is held for MaxDelay")
 }
 
 func TestCooldownsAreBounded(t *testing.T) {
@@ -175,9 +174,10 @@ func TestARetryLoopWaitsOutACooldownInsteadOfCalling(t *testing.T) {
 
 func TestBadCooldownSettings(t *testing.T) {
 	_, err := breaker.NewCooldowns[string](breaker.CooldownSettings{MaxKeys: -1})
-	assert.ErrorContains(t, err, "breaker.CooldownSettings.MaxKeys = -1")
-	_, err = breaker.NewCooldowns[string](breaker.CooldownSettings{MaxWait: -time.Second})
-	assert.ErrorContains(t, err, "breaker.CooldownSettings.MaxWait = -1s")
+	assert.ErrorContains(t, err, "breaker.CooldownSettings.MaxKeys(-1)")
+	assert.ErrorIs(t, err, retry.ErrInvalid)
+	_, err = breaker.NewCooldowns[string](breaker.CooldownSettings{MaxDelay: -time.Second})
+	assert.ErrorContains(t, err, "breaker.CooldownSettings.MaxDelay(-1s)")
 }
 
 func TestACooldownIsItsOwnClassOfFailure(t *testing.T) {

@@ -41,8 +41,12 @@
 // same. Their zero values: 10,000 keys at most; a Retry-After longer than an
 // hour is held for an hour.
 //
-// State changes and cooldowns are reported through the Retrier's Notify, so
-// they reach the same hook and slog logger as retries. With many instances,
+// Each component reports through its own hook, the way gobreaker does:
+// Settings.OnStateChange hears every change of a breaker's state, and
+// CooldownSettings.OnCooldown every cooldown that starts; (*Breaker).State and
+// Counts read a breaker at any time, for health endpoints and metrics. The
+// retry loop's hook and logger (retry.WithHook, retry.WithLogger) see the
+// attempts inside. With many instances,
 // the nested module github.com/retrykit/retry/breaker/redis keeps the
 // breaker's state in Redis so that a fleet opens together.
 package breaker

@@ -49,22 +49,46 @@ func ExamplePerAttempt() {
 	// Output: 3 true true
 }
 
-func ExampleWithFallback() {
+func ExampleValue_fallback() {
+	// A degraded answer when the breaker rejects: test for the rejection at
+	// the call, where the types are known.
 	r, _ := retry.New(retry.WithMaxAttempts(1))
-	stale := func(ctx context.Context, rejected error) (string, error) { return "yesterday's rate", nil }
 	b, _ := breaker.New(breaker.Settings{
 		Name:        "fx",
 		ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 1 },
-	}, r, breaker.WithFallback(stale))
-
-	rate := func(context.Context) (string, error) { return "", syscall.ECONNRESET }
-	_, err := breaker.Value(context.Background(), b, rate)
+	}, r)
+	rate := func(ctx context.Context) (string, error) {
+		v, _, err := breaker.Value(ctx, b, func(context.Context) (string, error) { return "", syscall.ECONNRESET })
+		if errors.Is(err, breaker.ErrOpen) {
+			return "yesterday's rate", nil
+		}
+		return v, err
+	}
+	_, err := rate(context.Background())
 	fmt.Println(errors.Is(err, syscall.ECONNRESET)) // the dependency's own failure is not hidden
-	v, err := breaker.Value(context.Background(), b, rate)
+	v, err := rate(context.Background())
 	fmt.Println(v, err) // the breaker opened: the fallback answers
 	// Output:
 	// true
 	// yesterday's rate <nil>
+}
+
+func ExampleSettings_onStateChange() {
+	r, _ := retry.New(retry.WithMaxAttempts(1))
+	b, _ := breaker.New(breaker.Settings{
+		Name:        "payments",
+		ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 2 },
+		OnStateChange: func(name string, from, to breaker.State) {
+			fmt.Printf("%s: %s → %s\n", name, from, to) // or slog, or a metric
+		},
+	}, r)
+	for range 2 {
+		_ = b.Do(context.Background(), func(context.Context) error { return syscall.ECONNRESET })
+	}
+	fmt.Println(b.State(), b.Counts().TotalFailures)
+	// Output:
+	// payments: closed → open
+	// open 0
 }
 
 func ExampleCooldowns() {

@@ -37,11 +37,11 @@ type Thresholds struct {
 func (t Thresholds) resolve() (Thresholds, error) {
 	switch {
 	case t.Size < Off:
-		return t, invalid("Thresholds.Size", t.Size, "must be at least 0 (0 means 10), or Off")
+		return t, invalid("dlq.Thresholds.Size", t.Size, "must be at least 0 (0 means 10), or Off")
 	case t.Growth < Off:
-		return t, invalid("Thresholds.Growth", t.Growth, "must be at least 0 (0 means 10), or Off")
+		return t, invalid("dlq.Thresholds.Growth", t.Growth, "must be at least 0 (0 means 10), or Off")
 	case t.Window < 0 || t.Window > 0 && t.Window < time.Second:
-		return t, invalid("Thresholds.Window", t.Window, "must be at least 1s (0 means 1h)")
+		return t, invalid("dlq.Thresholds.Window", t.Window, "must be at least 1s (0 means 1h)")
 	}
 	t.Size = cmpOr(t.Size, DefaultSize)
 	t.Growth = cmpOr(t.Growth, DefaultGrowth)
@@ -108,7 +108,8 @@ func (a Alert) String() string {
 // Alerter turns observations of a queue's size into alerts, once per
 // crossing of a threshold, not once per letter. It takes the time as an
 // argument, so it needs no clock; it is not safe for concurrent use (a
-// Monitor serialises it). The zero Alerter has the default thresholds.
+// Monitor serialises it). The zero Alerter has the default thresholds; a
+// nil *Alerter observes nothing.
 type Alerter struct {
 	t              Thresholds
 	size, growth   bool // firing
@@ -141,6 +142,9 @@ func NewAlerter(t Thresholds) (*Alerter, error) {
 // the queue was last at its lowest, so a replay that empties the queue does
 // not hide the arrivals that follow it.
 func (a *Alerter) Observe(now time.Time, count int) []Alert {
+	if a == nil {
+		return nil
+	}
 	if a.bucketDuration == 0 {
 		t, _ := Thresholds{}.resolve()
 		*a = Alerter{t: t, bucketDuration: DefaultWindow / growthBuckets}

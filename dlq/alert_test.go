@@ -109,10 +109,10 @@ func TestNewAlerterNamesABadThreshold(t *testing.T) {
 		th    dlq.Thresholds
 		field string
 	}{
-		{dlq.Thresholds{Size: -2}, "Thresholds.Size"},
-		{dlq.Thresholds{Growth: -5}, "Thresholds.Growth"},
-		{dlq.Thresholds{Window: -time.Second}, "Thresholds.Window"},
-		{dlq.Thresholds{Window: time.Millisecond}, "Thresholds.Window"},
+		{dlq.Thresholds{Size: -2}, "dlq.Thresholds.Size"},
+		{dlq.Thresholds{Growth: -5}, "dlq.Thresholds.Growth"},
+		{dlq.Thresholds{Window: -time.Second}, "dlq.Thresholds.Window"},
+		{dlq.Thresholds{Window: time.Millisecond}, "dlq.Thresholds.Window"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v is refused, naming %s", tt.th, tt.field), func(t *testing.T) {

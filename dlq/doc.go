@@ -16,11 +16,13 @@
 //
 // # Letters
 //
-// A Letter holds the Job (id, source queue, payload, metadata), why it was
-// dead-lettered (a Reason per retry sentinel: max-attempts, elapsed,
-// budget, permanent, …), the attempts, waits, first and last failure times,
-// the last error and every attempt's error with its classification and the
-// wait that followed. Its ID is derived from the job's source and id, so
+// A Letter holds the Job (id, source queue, payload, metadata), why the
+// retry loop gave up on it (its StopReason, one per retry sentinel:
+// max-attempts, elapsed, budget, permanent, …), the attempts, waits, first
+// and last failure times, the last error and every attempt's error with its
+// classification — whose class ("http 503", "connection reset") is the
+// kind of failure, not the reason the loop stopped — and the wait that
+// followed. Its ID is derived from the job's source and id, so
 // dead-lettering a redelivered job twice stores one letter.
 //
 // # Queues
@@ -30,15 +32,22 @@
 // no driver: github.com/retrykit/retry/dlq/sqlite (one machine, pure-Go
 // SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the
 // conformance suite in package queuetest. Monitor wraps any Queue with
-// alerts; GroupLetters groups letters by root cause; Replay sends selected
-// letters back to an Enqueuer. The cmd/dlq tool operates the durable queues.
+// alerts and observation hooks; GroupLetters groups letters by root cause;
+// Replay sends selected letters back to an Enqueuer. The cmd/dlq tool
+// operates the durable queues.
+//
+// Every queue replays a letter the same way, through ReplayClaimed: claim
+// the letter (a claim lapses after the queue's claim timeout, so that a
+// replayer that died does not hold it for ever), enqueue its job, then
+// acknowledge (remove the letter) or release the claim. An author of a queue
+// implements the three steps as a Claimer.
 //
 // # Encoding
 //
-// Encode writes a letter as one JSON object, version 1 (EncodingVersion), so
+// Encode writes a letter as one JSON object, version 2 (EncodingVersion), so
 // that an operator can read it with sqlite3's or Redis's JSON functions:
 //
-//	{"v":1, "id":"<16 hex>", "reason":"max-attempts", "attempts":3,
+//	{"v":2, "id":"<16 hex>", "stop_reason":"max-attempts", "attempts":3,
 //	 "job":{"id":"…", "source":"…", "payload":"<base64>", "metadata":{…}},
 //	 "waited_ns":0, "elapsed_ns":0, "retry_after_ns":0,
 //	 "first_failure":"<RFC 3339, UTC>", "last_failure":"<RFC 3339, UTC>",
@@ -48,9 +57,11 @@
 // "verdict":"retry"|"stop"|"no opinion", "class":"http 503",
 // "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
 // are integer nanoseconds. Fields may be added within a version (readers
-// ignore unknown fields); any other change bumps the version. Decode refuses
-// another version (ErrVersion) and anything that is not a valid letter
-// (ErrCorrupt), and never panics.
+// ignore unknown fields); any other change bumps the version. Decode reads
+// every version up to EncodingVersion — version 1 named the stop reason
+// "reason" — refuses a later one (ErrVersion) and anything that is not a
+// valid letter (ErrCorrupt), and never panics. A reader must be as new as
+// the newest writer: upgrade cmd/dlq and replayers before the workers.
 //
 // # Root causes
 //
@@ -68,20 +79,37 @@
 // the window. A Monitor feeds it after every change of the queue it wraps
 // (or every interval, with Watch) and delivers alerts to a hook and to slog.
 //
+// # Observation
+//
+// A Monitor reports what a metrics or tracing module needs through func
+// fields of MonitorOptions, so that this package knows no such module:
+// OnRecord for each letter stored (with its source, root-cause group, stop
+// reason and class), OnDepth for each count of the queue, OnReplay for each
+// replay and its outcome, and OnAlert for each alert. They are called
+// synchronously and must be quick.
+//
+// # Invalid arguments
+//
+// Every function and method of the package given a nil context, queue,
+// Enqueuer or operation, an empty letter id or a zero Monitor returns a
+// *retry.InvalidError (errors.Is(err, retry.ErrInvalid)) before doing any
+// work, and never panics.
+//
 // # Defaults
 //
-//	| setting                    | default                                         | change with                  |
-//	|----------------------------|-------------------------------------------------|------------------------------|
-//	| Memory bound               | 10,000 letters; beyond, Put fails with ErrFull  | NewMemory(limit)             |
-//	| size alert                 | more than 10 letters                            | Thresholds.Size (Off)        |
-//	| growth alert               | more than 10 new letters within 1h              | Thresholds.Growth, .Window   |
-//	| growth resolution          | 1/60 of the window                              | —                            |
-//	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorOptions.Logger, .Hook |
-//	| groups attached to alerts  | the 5 largest                                   | —                            |
-//	| encoding                   | JSON, version 1                                 | —                            |
-//	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                            |
-//	| group id                   | 12 hex digits of SHA-256(signature)             | —                            |
-//	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                            |
-//	| error message kept         | 4096 bytes                                      | —                            |
-//	| dead-lettered on           | every retry give-up; not the context's cause    | —                            |
+//	| setting                    | default                                         | change with                     |
+//	|----------------------------|-------------------------------------------------|---------------------------------|
+//	| Memory bound               | 10,000 letters; beyond, Put fails with ErrFull  | NewMemory(limit)                |
+//	| size alert                 | more than 10 letters                            | Thresholds.Size (Off)           |
+//	| growth alert               | more than 10 new letters within 1h              | Thresholds.Growth, .Window      |
+//	| growth resolution          | 1/60 of the window                              | —                               |
+//	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorOptions.Logger, .OnAlert |
+//	| observation hooks          | none                                            | MonitorOptions.On…              |
+//	| groups attached to alerts  | the 5 largest                                   | —                               |
+//	| encoding                   | JSON, version 2 (version 1 is read too)         | —                               |
+//	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                               |
+//	| group id                   | 12 hex digits of SHA-256(signature)             | —                               |
+//	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                               |
+//	| error message kept         | 4096 bytes                                      | —                               |
+//	| dead-lettered on           | every retry give-up; not the context's cause    | —                               |
 package dlq

@@ -5,21 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 )
 
-// EncodingVersion is the version of the letter encoding that Encode writes
-// and Decode reads. A record of another version is refused with ErrVersion.
-const EncodingVersion = 1
+// EncodingVersion is the version of the letter encoding that Encode writes.
+// Decode reads it and every earlier version; a record of another version is
+// refused with ErrVersion.
+const EncodingVersion = 2
 
-// wireLetter is encoding version 1, field by field (see the package
+// oldestVersion is the first encoding version. Version 1 differs from 2 only
+// in the name of the stop reason: "reason", which read as the error's class.
+const oldestVersion = 1
+
+// wireLetter is encoding version 2, field by field (see the package
 // documentation). Durations are integer nanoseconds, times RFC 3339 in UTC,
 // the payload base64.
 type wireLetter struct {
 	V            int           `json:"v"`
 	ID           string        `json:"id"`
 	Job          wireJob       `json:"job"`
-	Reason       string        `json:"reason"`
+	StopReason   string        `json:"stop_reason"`
 	Attempts     int           `json:"attempts"`
 	WaitedNS     int64         `json:"waited_ns"`
 	ElapsedNS    int64         `json:"elapsed_ns"`
@@ -57,7 +63,7 @@ func Encode(l Letter) ([]byte, error) {
 		return nil, err
 	}
 	w := wireLetter{
-		V: EncodingVersion, ID: l.ID, Reason: string(l.Reason), Attempts: l.Attempts,
+		V: EncodingVersion, ID: l.ID, StopReason: string(l.StopReason), Attempts: l.Attempts,
 		Job:      wireJob{ID: l.Job.ID, Source: l.Job.Source, Payload: l.Job.Payload, Metadata: l.Job.Metadata},
 		WaitedNS: int64(l.Waited), ElapsedNS: int64(l.Elapsed), RetryAfterNS: int64(l.RetryAfter),
 		FirstFailure: l.FirstFailure.UTC(), LastFailure: l.LastFailure.UTC(),
@@ -78,11 +84,22 @@ func toWire(f Failure) wireFailure {
 	}
 }
 
-// Decode reads a letter written by Encode. A record of another version fails
-// with ErrVersion; anything else that is not a valid letter — not JSON,
-// fields of the wrong type, an id that does not match its job, a negative
-// count — fails with ErrCorrupt. It never panics.
+// wireRead is what Decode reads: version 2, and version 1's name of the stop
+// reason.
+type wireRead struct {
+	wireLetter
+	ReasonV1 string `json:"reason"`
+}
+
+// Decode reads a letter written by Encode, in this version or an earlier one.
+// A record of another version fails with ErrVersion; anything else that is
+// not a valid letter — not JSON, fields of the wrong type, an id that does
+// not match its job, a negative count — fails with ErrCorrupt. Empty input is
+// also a *retry.InvalidError. It never panics.
 func Decode(b []byte) (Letter, error) {
+	if len(b) == 0 {
+		return Letter{}, &retry.InvalidError{Name: "dlq.Decode", Value: "0 bytes", Err: fmt.Errorf("%w: empty", ErrCorrupt)}
+	}
 	var head struct {
 		V *json.Number `json:"v"`
 	}
@@ -92,14 +109,18 @@ func Decode(b []byte) (Letter, error) {
 	if head.V == nil {
 		return Letter{}, fmt.Errorf("%w: no version", ErrCorrupt)
 	}
-	if v, err := head.V.Int64(); err != nil || v != EncodingVersion {
-		return Letter{}, fmt.Errorf("%w: version %s, want %d", ErrVersion, head.V, EncodingVersion)
+	v, err := head.V.Int64()
+	if err != nil || v < oldestVersion || v > EncodingVersion {
+		return Letter{}, fmt.Errorf("%w: version %s, want %d to %d", ErrVersion, head.V, oldestVersion, EncodingVersion)
 	}
-	var w wireLetter
+	var w wireRead
 	if err := json.Unmarshal(b, &w); err != nil {
 		return Letter{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	l, err := fromWire(w)
+	if v == 1 {
+		w.StopReason = w.ReasonV1
+	}
+	l, err := fromWire(w.wireLetter)
 	if err != nil {
 		return Letter{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -108,7 +129,7 @@ func Decode(b []byte) (Letter, error) {
 
 func fromWire(w wireLetter) (Letter, error) {
 	l := Letter{
-		ID: w.ID, Reason: Reason(w.Reason), Attempts: w.Attempts,
+		ID: w.ID, StopReason: StopReason(w.StopReason), Attempts: w.Attempts,
 		Job:    Job{ID: w.Job.ID, Source: w.Job.Source, Payload: w.Job.Payload, Metadata: w.Job.Metadata},
 		Waited: time.Duration(w.WaitedNS), Elapsed: time.Duration(w.ElapsedNS), RetryAfter: time.Duration(w.RetryAfterNS),
 		FirstFailure: w.FirstFailure.UTC(), LastFailure: w.LastFailure.UTC(),
@@ -172,6 +193,9 @@ func (l Letter) MarshalJSON() ([]byte, error) { return Encode(l) }
 
 // UnmarshalJSON decodes l with Decode.
 func (l *Letter) UnmarshalJSON(b []byte) error {
+	if l == nil {
+		return invalid("dlq.Letter.UnmarshalJSON", nil, "the letter must not be nil")
+	}
 	d, err := Decode(b)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
 )
 
@@ -19,7 +20,7 @@ func TestEncodeDecodeRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(b, []byte(`{"v":1,"id":"`+l.ID+`"`)) {
+	if !bytes.HasPrefix(b, []byte(`{"v":2,"id":"`+l.ID+`"`)) {
 		t.Fatalf("encoding starts %.40s; want the version first", b)
 	}
 	got, err := dlq.Decode(b)
@@ -38,8 +39,8 @@ func TestLetterIsJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil || !reflect.DeepEqual(in, out) {
 		t.Fatalf("json round trip = %+v, %v", out, err)
 	}
-	if err := json.Unmarshal([]byte(`[{"v":2}]`), &out); !errors.Is(err, dlq.ErrVersion) {
-		t.Fatalf("Unmarshal of version 2 = %v; want ErrVersion", err)
+	if err := json.Unmarshal([]byte(`[{"v":3}]`), &out); !errors.Is(err, dlq.ErrVersion) {
+		t.Fatalf("Unmarshal of version 3 = %v; want ErrVersion", err)
 	}
 }
 
@@ -62,7 +63,7 @@ func TestDecodeRefusesWhatIsNotALetter(t *testing.T) {
 		{"null", `null`, dlq.ErrCorrupt},
 		{"an object without a version", `{"id":"x"}`, dlq.ErrCorrupt},
 		{"version 0", `{"v":0}`, dlq.ErrVersion},
-		{"version 2", `{"v":2,"anything":"new"}`, dlq.ErrVersion},
+		{"version 3", `{"v":3,"anything":"new"}`, dlq.ErrVersion},
 		{"a fractional version", `{"v":1.5}`, dlq.ErrVersion},
 		{"a truncated record", string(good[:len(good)/2]), dlq.ErrCorrupt},
 		{"trailing data", string(good) + `{}`, dlq.ErrCorrupt},
@@ -83,9 +84,40 @@ func TestDecodeRefusesWhatIsNotALetter(t *testing.T) {
 
 func TestDecodeIgnoresFieldsAddedWithinAVersion(t *testing.T) {
 	good, _ := dlq.Encode(sample("j"))
-	rec := strings.Replace(string(good), `{"v":1,`, `{"v":1,"added_later":{"x":[1]},`, 1)
+	rec := strings.Replace(string(good), `{"v":2,`, `{"v":2,"added_later":{"x":[1]},`, 1)
 	if _, err := dlq.Decode([]byte(rec)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// v1 is a letter exactly as version 1 of the encoding wrote it (the
+// package's Encode example before version 2), with its stop reason under
+// "reason".
+const v1 = `{"v":1,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","payload":null},"reason":"failed","attempts":1,"waited_ns":0,"elapsed_ns":0,"retry_after_ns":0,"first_failure":"2026-11-29T10:00:00Z","last_failure":"2026-11-29T10:00:00Z","last":{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0},"failures":[{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0}]}`
+
+func TestAVersion1LetterIsStillRead(t *testing.T) {
+	l, err := dlq.Decode([]byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, errors.New("boom"), t0)
+	if !reflect.DeepEqual(l, want) || l.StopReason != dlq.StopFailed {
+		t.Fatalf("Decode(v1) = %+v; want %+v, stop reason failed", l, want)
+	}
+	again, _ := dlq.Encode(l)
+	if !bytes.Contains(again, []byte(`{"v":2,`)) || !bytes.Contains(again, []byte(`"stop_reason":"failed"`)) || bytes.Contains(again, []byte(`"reason"`)) {
+		t.Fatalf("re-encoded as %s; want version 2 with stop_reason", again)
+	}
+	if _, err := dlq.Decode([]byte(strings.Replace(v1, `"reason":"failed"`, `"stop_reason":"failed"`, 1))); !errors.Is(err, dlq.ErrCorrupt) {
+		t.Fatalf("a version 1 record naming stop_reason = %v; want ErrCorrupt (version 1 has no such field)", err)
+	}
+}
+
+func TestDecodeOfNothingIsInvalid(t *testing.T) {
+	for _, b := range [][]byte{nil, {}} {
+		if _, err := dlq.Decode(b); !errors.Is(err, retry.ErrInvalid) || !errors.Is(err, dlq.ErrCorrupt) {
+			t.Fatalf("Decode(%q) = %v; want retry.ErrInvalid and ErrCorrupt", b, err)
+		}
 	}
 }
 
@@ -96,6 +128,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"v":1}`))
 	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte(v1))
 	f.Add([]byte(`{"v":1,"id":"x","job":{"id":"","source":""},"failures":[{"verdict":"stop"}]}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte{0xff, '{'})

@@ -15,6 +15,11 @@ var (
 	ErrNotFound = errors.New("letter not found")
 	// ErrClaimed: another replay of the letter is in progress.
 	ErrClaimed = errors.New("letter is being replayed")
+	// ErrClaimLapsed: a replay enqueued the letter's job, but its claim on
+	// the letter lapsed first (the enqueue outlasted the queue's claim
+	// timeout) and another replay took or removed the letter: that replay
+	// may enqueue the job again. The letter is left to it.
+	ErrClaimLapsed = errors.New("replay claim lapsed before the letter was removed")
 	// ErrFull: a bounded queue holds as many letters as it may.
 	ErrFull = errors.New("dead letter queue is full")
 	// ErrCorrupt: a stored record is not a valid letter.
@@ -31,21 +36,24 @@ var (
 // letter's id and the error that killed the job. It matches ErrDeadLettered
 // and unwraps to that error, so errors.As still finds the *retry.Error.
 type DeadLetteredError struct {
-	ID        string // the letter's id
-	Job       string // the job's id
-	Reason    Reason // why it was dead-lettered
-	Duplicate bool   // the letter was already there: the job was redelivered
-	Err       error  // the error that ended the job
+	ID         string     // the letter's id
+	Job        string     // the job's id
+	StopReason StopReason // why the retry loop gave up on it
+	Duplicate  bool       // the letter was already there: the job was redelivered
+	Err        error      // the error that ended the job
 }
 
 // Error returns `dlq: job "7" dead-lettered as 1b2c3d4e5f607182
 // (max-attempts): <err>`, with "already dead-lettered" for a duplicate.
 func (e *DeadLetteredError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	verb := " dead-lettered as "
 	if e.Duplicate {
 		verb = " already dead-lettered as "
 	}
-	s := "dlq: job " + strconv.Quote(e.Job) + verb + e.ID + " (" + string(e.Reason) + ")"
+	s := "dlq: job " + strconv.Quote(e.Job) + verb + e.ID + " (" + string(e.StopReason) + ")"
 	if e.Err == nil {
 		return s
 	}
@@ -53,4 +61,9 @@ func (e *DeadLetteredError) Error() string {
 }
 
 // Unwrap returns ErrDeadLettered and the error that ended the job.
-func (e *DeadLetteredError) Unwrap() []error { return []error{ErrDeadLettered, e.Err} }
+func (e *DeadLetteredError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
+	return []error{ErrDeadLettered, e.Err}
+}

@@ -26,7 +26,7 @@ func ExampleDo() {
 		var dead *dlq.DeadLetteredError
 		var rerr *retry.Error
 		if errors.As(err, &dead) && errors.As(err, &rerr) {
-			fmt.Println(dead.ID, dead.Reason, dead.Duplicate, rerr.Attempts) // acknowledge the message
+			fmt.Println(dead.ID, dead.StopReason, dead.Duplicate, rerr.Attempts) // acknowledge the message
 		}
 	}
 	n, _ := q.Count(context.Background(), dlq.Filter{})
@@ -47,7 +47,7 @@ func ExampleRecord() {
 	fmt.Println(errors.Is(err, dlq.ErrDeadLettered), errors.Is(err, retry.ErrPermanent))
 
 	l, _ := q.Get(context.Background(), dlq.LetterID("emails", "7"))
-	fmt.Println(l.Reason, l.Attempts, l.Last.Type, l.Last.Error, l.Last.Decision)
+	fmt.Println(l.StopReason, l.Attempts, l.Last.Type, l.Last.Error, l.Last.Decision)
 	// Output:
 	// true true
 	// permanent 1 *classify.StatusError http 401 Unauthorized stop (http 4xx)
@@ -56,7 +56,7 @@ func ExampleRecord() {
 func ExampleNewLetter() {
 	failed := fmt.Errorf("dial: %w", errors.New("timeout after 3012ms on 10.0.0.7"))
 	l, ok := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, failed, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	fmt.Println(ok, l.ID, l.Reason, l.Attempts, l.LastFailure)
+	fmt.Println(ok, l.ID, l.StopReason, l.Attempts, l.LastFailure)
 	fmt.Println(l.Signature())
 	// Output:
 	// true baabc1e43114f0a6 failed 1 2026-11-29 10:00:00 +0000 UTC
@@ -159,7 +159,7 @@ func ExampleNewMonitor() {
 	}))
 	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
 		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
-		Hook: func(_ context.Context, a dlq.Alert) {
+		OnAlert: func(_ context.Context, a dlq.Alert) {
 			fmt.Printf("page the team: %v; top cause %q\n", a, a.Groups[0].Signature)
 		},
 		Logger: logger,
@@ -179,10 +179,10 @@ func ExampleEncode() {
 	fmt.Println(string(b))
 	back, err := dlq.Decode(b)
 	fmt.Println(back.ID, err)
-	_, err = dlq.Decode([]byte(`{"v":2}`))
+	_, err = dlq.Decode([]byte(`{"v":3}`))
 	fmt.Println(errors.Is(err, dlq.ErrVersion))
 	// Output:
-	// {"v":1,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","payload":null},"reason":"failed","attempts":1,"waited_ns":0,"elapsed_ns":0,"retry_after_ns":0,"first_failure":"2026-11-29T10:00:00Z","last_failure":"2026-11-29T10:00:00Z","last":{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0},"failures":[{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0}]}
+	// {"v":2,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","payload":null},"stop_reason":"failed","attempts":1,"waited_ns":0,"elapsed_ns":0,"retry_after_ns":0,"first_failure":"2026-11-29T10:00:00Z","last_failure":"2026-11-29T10:00:00Z","last":{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0},"failures":[{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0}]}
 	// baabc1e43114f0a6 <nil>
 	// true
 }
@@ -233,7 +233,7 @@ func ExampleMonitor_Watch() {
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
 	m, _ := dlq.NewMonitor(shared, dlq.MonitorOptions{
-		Hook: func(_ context.Context, a dlq.Alert) {
+		OnAlert: func(_ context.Context, a dlq.Alert) {
 			fmt.Println(a)
 			stop(errors.New("seen"))
 		},
@@ -243,4 +243,81 @@ func ExampleMonitor_Watch() {
 	// Output:
 	// dead letter queue holds 12 letters (more than 10)
 	// seen
+}
+
+func ExampleMonitorOptions() {
+	// What a metrics module subscribes to: counters of letters recorded and
+	// replayed, a gauge of the queue's depth.
+	recorded := map[string]int{} // by source and stop reason
+	var depth int
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+		OnRecord: func(_ context.Context, l dlq.Letter) { recorded[l.Job.Source+" "+string(l.StopReason)]++ },
+		OnReplay: func(_ context.Context, id string, err error) { fmt.Println("replayed", id, err) },
+		OnDepth:  func(_ context.Context, n int) { depth = n },
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	ctx := context.Background()
+	dlq.Record(ctx, m, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("model overloaded"))
+	dlq.Record(ctx, m, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("model overloaded")) // redelivered
+	dlq.Record(ctx, m, dlq.Job{ID: "2", Source: "emails"}, errors.New("mailbox full"))
+	fmt.Println(recorded, depth)
+	dlq.Replay(ctx, m, dlq.Filter{Source: "emails"}, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
+	fmt.Println(depth)
+	// Output:
+	// map[emails failed:1 llm-jobs failed:1] 2
+	// replayed df8dad1278b9df42 <nil>
+	// 1
+}
+
+// claims is the storage side of a toy queue: a map of records, and the
+// token of the replay holding each.
+type claims struct {
+	records map[string][]byte
+	holder  map[string]string
+}
+
+func (c *claims) Claim(_ context.Context, id string) (dlq.Claim, error) {
+	switch {
+	case c.records[id] == nil:
+		return dlq.Claim{}, dlq.ErrNotFound
+	case c.holder[id] != "":
+		return dlq.Claim{}, dlq.ErrClaimed
+	}
+	c.holder[id] = "token-" + id
+	return dlq.Claim{ID: id, Token: c.holder[id], Record: c.records[id]}, nil
+}
+
+func (c *claims) Ack(_ context.Context, cl dlq.Claim) error {
+	if c.holder[cl.ID] == cl.Token {
+		delete(c.records, cl.ID)
+		delete(c.holder, cl.ID)
+	}
+	return nil
+}
+
+func (c *claims) Release(_ context.Context, cl dlq.Claim) error {
+	if c.holder[cl.ID] == cl.Token {
+		delete(c.holder, cl.ID)
+	}
+	return nil
+}
+
+func ExampleReplayClaimed() {
+	l, _ := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs", Payload: []byte("hi")}, errors.New("boom"), time.Now())
+	rec, _ := dlq.Encode(l)
+	c := &claims{records: map[string][]byte{l.ID: rec}, holder: map[string]string{}}
+	ctx := context.Background()
+
+	// A queue's Replay method is one line: the protocol is ReplayClaimed's.
+	err := dlq.ReplayClaimed(ctx, c, l.ID, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return errors.New("broker down") }))
+	fmt.Println(err, len(c.records), len(c.holder)) // kept, and released
+	err = dlq.ReplayClaimed(ctx, c, l.ID, dlq.EnqueueFunc(func(_ context.Context, j dlq.Job) error {
+		fmt.Printf("enqueue %s: %s\n", j.ID, j.Payload)
+		return nil
+	}))
+	fmt.Println(err, len(c.records))
+	// Output:
+	// dlq: replay baabc1e43114f0a6: broker down 1 0
+	// enqueue 7: hi
+	// <nil> 0
 }

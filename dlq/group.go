@@ -145,7 +145,7 @@ func (l Letter) Group() string {
 type Group struct {
 	ID        string    // Letter.Group() of its letters
 	Signature string    // Letter.Signature() of its letters
-	Class     string    // the class of their last error, e.g. "http 503"
+	Class     string    // the class of their last error (Last.Decision.Reason), e.g. "http 503"; not why the loop stopped (Letter.StopReason)
 	Count     int       // how many letters
 	FirstSeen time.Time // the earliest LastFailure among them
 	LastSeen  time.Time // the latest LastFailure among them

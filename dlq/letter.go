@@ -43,44 +43,48 @@ type Job struct {
 	Metadata map[string]string
 }
 
-// Reason says why a job was dead-lettered.
-type Reason string
+// StopReason says why the retry loop gave up on a dead job: one value per
+// retry sentinel. It is not the class of the job's error ("http 503", see
+// Failure.Decision.Reason and Group.Class): a job failing with one class can
+// stop for several reasons (max-attempts, budget, wait-too-long), and the
+// two are filtered apart (Filter.StopReason, Filter.Class).
+type StopReason string
 
-// Reasons, one per way a retry loop gives up (see the retry package's
+// Stop reasons, one per way a retry loop gives up (see the retry package's
 // sentinels), and one for an error that did not come from a retry loop.
 const (
-	ReasonMaxAttempts   Reason = "max-attempts"   // retry.ErrExhausted
-	ReasonElapsed       Reason = "elapsed"        // retry.ErrElapsed
-	ReasonDeadline      Reason = "deadline"       // retry.ErrDeadline
-	ReasonBudget        Reason = "budget"         // retry.ErrBudget
-	ReasonPermanent     Reason = "permanent"      // retry.ErrPermanent
-	ReasonNotIdempotent Reason = "not-idempotent" // retry.ErrNotIdempotent
-	ReasonClassLimit    Reason = "class-limit"    // retry.ErrClassLimit
-	ReasonWaitTooLong   Reason = "wait-too-long"  // retry.ErrWaitTooLong
-	ReasonKeyRequired   Reason = "key-required"   // retry.ErrKeyRequired
-	ReasonFailed        Reason = "failed"         // an error that is not a *retry.Error
+	StopMaxAttempts   StopReason = "max-attempts"   // retry.ErrExhausted
+	StopElapsed       StopReason = "elapsed"        // retry.ErrElapsed
+	StopDeadline      StopReason = "deadline"       // retry.ErrDeadline
+	StopBudget        StopReason = "budget"         // retry.ErrBudget
+	StopPermanent     StopReason = "permanent"      // retry.ErrPermanent
+	StopNotIdempotent StopReason = "not-idempotent" // retry.ErrNotIdempotent
+	StopClassLimit    StopReason = "class-limit"    // retry.ErrClassLimit
+	StopWaitTooLong   StopReason = "wait-too-long"  // retry.ErrWaitTooLong
+	StopKeyRequired   StopReason = "key-required"   // retry.ErrKeyRequired
+	StopFailed        StopReason = "failed"         // an error that is not a *retry.Error
 )
 
-var reasons = []struct {
+var stopReasons = []struct {
 	err    error
-	reason Reason
+	reason StopReason
 }{
-	{retry.ErrExhausted, ReasonMaxAttempts},
-	{retry.ErrElapsed, ReasonElapsed},
-	{retry.ErrDeadline, ReasonDeadline},
-	{retry.ErrBudget, ReasonBudget},
-	{retry.ErrPermanent, ReasonPermanent},
-	{retry.ErrNotIdempotent, ReasonNotIdempotent},
-	{retry.ErrClassLimit, ReasonClassLimit},
-	{retry.ErrWaitTooLong, ReasonWaitTooLong},
-	{retry.ErrKeyRequired, ReasonKeyRequired},
+	{retry.ErrExhausted, StopMaxAttempts},
+	{retry.ErrElapsed, StopElapsed},
+	{retry.ErrDeadline, StopDeadline},
+	{retry.ErrBudget, StopBudget},
+	{retry.ErrPermanent, StopPermanent},
+	{retry.ErrNotIdempotent, StopNotIdempotent},
+	{retry.ErrClassLimit, StopClassLimit},
+	{retry.ErrWaitTooLong, StopWaitTooLong},
+	{retry.ErrKeyRequired, StopKeyRequired},
 }
 
 // reasonOf maps a retry loop's reason to a letter's. The context's cause
 // (the caller cancelled, or its deadline passed) has none: that job was not
 // given up on, its caller was, and it must be redelivered, not buried.
-func reasonOf(err error) (Reason, bool) {
-	for _, r := range reasons {
+func reasonOf(err error) (StopReason, bool) {
+	for _, r := range stopReasons {
 		if err == r.err {
 			return r.reason, true
 		}
@@ -93,7 +97,7 @@ type Failure struct {
 	Attempt  int               // 1-based; 0 when no attempt was made
 	Type     string            // Go type of the innermost error, e.g. "syscall.Errno"
 	Error    string            // the error's message, at most MaxErrorBytes
-	Decision classify.Decision // how the attempt's error was classified
+	Decision classify.Decision // how the attempt's error was classified; Decision.Reason is its class, e.g. "http 503"
 	Delay    time.Duration     // the wait that followed it; 0 for the last
 }
 
@@ -104,15 +108,15 @@ type Letter struct {
 	// letter, which makes storing it idempotent.
 	ID  string
 	Job Job
-	// Reason is why the job was dead-lettered.
-	Reason Reason
+	// StopReason is why the retry loop gave up on the job.
+	StopReason StopReason
 	// Attempts counts every attempt the job made, the first included.
 	Attempts int
 	// Waited is the time spent waiting between attempts, Elapsed the time
 	// from the start of the retry loop to its end.
 	Waited, Elapsed time.Duration
 	// RetryAfter is the wait the server asked for when the loop stopped
-	// instead of waiting (reason wait-too-long or deadline); 0 otherwise.
+	// instead of waiting (stop reason wait-too-long or deadline); 0 otherwise.
 	RetryAfter time.Duration
 	// FirstFailure and LastFailure bound the job's failures: the time the
 	// retry loop saw the first one (retry.Failure.At; for an error without
@@ -120,7 +124,8 @@ type Letter struct {
 	// was dead-lettered.
 	FirstFailure, LastFailure time.Time
 	// Last is the last attempt's error and its classification; for a loop
-	// that stopped before any attempt (key-required) it holds the reason.
+	// that stopped before any attempt (key-required) it holds the loop's
+	// reason, retry.ErrKeyRequired.
 	Last Failure
 	// Failures lists the attempts' errors in order (see MaxFailures).
 	Failures []Failure
@@ -138,9 +143,9 @@ func LetterID(source, jobID string) string {
 }
 
 // NewLetter builds the letter of job, which failed for good with err at now.
-// It reads a *retry.Error anywhere in err's chain: its reason, attempts,
+// It reads a *retry.Error anywhere in err's chain: its stop reason, attempts,
 // waits and every attempt's error and classification. Another error makes a
-// letter of one attempt, classified by classify.Default (reason failed).
+// letter of one attempt, classified by classify.Default (stop reason failed).
 //
 // It returns false, and no letter, for a nil err and for a retry loop
 // stopped by its context: that job was not given up on, its caller was.
@@ -152,7 +157,7 @@ func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 	var rerr *retry.Error
 	if !errors.As(err, &rerr) {
 		d := classify.Chain(classify.Default, classify.General)(err)
-		l.Reason, l.Attempts, l.FirstFailure = ReasonFailed, 1, l.LastFailure
+		l.StopReason, l.Attempts, l.FirstFailure = StopFailed, 1, l.LastFailure
 		l.Last = newFailure(1, err, d, 0)
 		l.Failures = []Failure{l.Last}
 		return l, true
@@ -161,7 +166,7 @@ func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 	if !ok {
 		return Letter{}, false
 	}
-	l.Reason, l.Attempts = reason, rerr.Attempts
+	l.StopReason, l.Attempts = reason, rerr.Attempts
 	l.Waited, l.Elapsed, l.RetryAfter = rerr.Waited, rerr.Elapsed, rerr.RetryAfter
 	l.FirstFailure = l.LastFailure.Add(-rerr.Elapsed)
 	if len(rerr.Failures) > 0 && !rerr.Failures[0].At.IsZero() && !rerr.Failures[0].At.After(now) {
@@ -243,10 +248,10 @@ func (l Letter) Validate() error {
 		return err
 	}
 	if want := LetterID(l.Job.Source, l.Job.ID); l.ID != want {
-		return invalid("Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
+		return invalid("dlq.Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
 	}
-	if l.Reason == "" || !utf8.ValidString(string(l.Reason)) {
-		return invalid("Letter.Reason", l.Reason, "must be non-empty UTF-8")
+	if l.StopReason == "" || !utf8.ValidString(string(l.StopReason)) {
+		return invalid("dlq.Letter.StopReason", l.StopReason, "must be non-empty UTF-8")
 	}
 	if err := l.validateNumbers(); err != nil {
 		return err
@@ -255,13 +260,13 @@ func (l Letter) Validate() error {
 		return err
 	}
 	if len(l.Failures) > MaxFailures {
-		return invalid("Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
+		return invalid("dlq.Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
 	}
-	if err := l.Last.validate("Letter.Last"); err != nil {
+	if err := l.Last.validate("dlq.Letter.Last"); err != nil {
 		return err
 	}
 	for i, f := range l.Failures {
-		if err := f.validate(fmt.Sprintf("Letter.Failures[%d]", i)); err != nil {
+		if err := f.validate(fmt.Sprintf("dlq.Letter.Failures[%d]", i)); err != nil {
 			return err
 		}
 	}
@@ -271,13 +276,13 @@ func (l Letter) Validate() error {
 func (j Job) validate() error {
 	switch {
 	case j.ID == "" || !utf8.ValidString(j.ID):
-		return invalid("Job.ID", j.ID, "must be non-empty UTF-8")
+		return invalid("dlq.Job.ID", j.ID, "must be non-empty UTF-8")
 	case j.Source == "" || !utf8.ValidString(j.Source):
-		return invalid("Job.Source", j.Source, "must be non-empty UTF-8")
+		return invalid("dlq.Job.Source", j.Source, "must be non-empty UTF-8")
 	}
 	for k, v := range j.Metadata {
 		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return invalid("Job.Metadata", k, "keys must be non-empty UTF-8 and values UTF-8")
+			return invalid("dlq.Job.Metadata", k, "keys must be non-empty UTF-8 and values UTF-8")
 		}
 	}
 	return nil
@@ -286,13 +291,13 @@ func (j Job) validate() error {
 func (l Letter) validateNumbers() error {
 	switch {
 	case l.Attempts < 0:
-		return invalid("Letter.Attempts", l.Attempts, "must not be negative")
+		return invalid("dlq.Letter.Attempts", l.Attempts, "must not be negative")
 	case l.Waited < 0:
-		return invalid("Letter.Waited", l.Waited, "must not be negative")
+		return invalid("dlq.Letter.Waited", l.Waited, "must not be negative")
 	case l.Elapsed < 0:
-		return invalid("Letter.Elapsed", l.Elapsed, "must not be negative")
+		return invalid("dlq.Letter.Elapsed", l.Elapsed, "must not be negative")
 	case l.RetryAfter < 0:
-		return invalid("Letter.RetryAfter", l.RetryAfter, "must not be negative")
+		return invalid("dlq.Letter.RetryAfter", l.RetryAfter, "must not be negative")
 	}
 	return nil
 }
@@ -301,13 +306,13 @@ func (l Letter) validateTimes() error {
 	for _, t := range []struct {
 		name string
 		t    time.Time
-	}{{"Letter.FirstFailure", l.FirstFailure}, {"Letter.LastFailure", l.LastFailure}} {
+	}{{"dlq.Letter.FirstFailure", l.FirstFailure}, {"dlq.Letter.LastFailure", l.LastFailure}} {
 		if y := t.t.UTC().Year(); t.t.IsZero() || y < 1 || y > 9999 {
 			return invalid(t.name, t.t, "must be set, between years 1 and 9999")
 		}
 	}
 	if l.LastFailure.Before(l.FirstFailure) {
-		return invalid("Letter.LastFailure", l.LastFailure, "must not be before FirstFailure")
+		return invalid("dlq.Letter.LastFailure", l.LastFailure, "must not be before FirstFailure")
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
 	switch {
 	case !ok:
 		t.Fatal("NewLetter refused an exhausted retry loop")
-	case l.ID != dlq.LetterID("llm-jobs", "7") || l.Reason != dlq.ReasonMaxAttempts || l.Attempts != 3:
+	case l.ID != dlq.LetterID("llm-jobs", "7") || l.StopReason != dlq.StopMaxAttempts || l.Attempts != 3:
 		t.Fatalf("letter = %+v; want its id, max-attempts, 3 attempts", l)
 	case l.Waited != 20*time.Millisecond || l.Elapsed != 21*time.Millisecond:
 		t.Fatalf("waited %v, elapsed %v; want 20ms, 21ms", l.Waited, l.Elapsed)
@@ -41,25 +41,25 @@ func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
 func TestNewLetterMapsEveryReason(t *testing.T) {
 	tests := []struct {
 		reason error
-		want   dlq.Reason
+		want   dlq.StopReason
 	}{
-		{retry.ErrExhausted, dlq.ReasonMaxAttempts},
-		{retry.ErrElapsed, dlq.ReasonElapsed},
-		{retry.ErrDeadline, dlq.ReasonDeadline},
-		{retry.ErrBudget, dlq.ReasonBudget},
-		{retry.ErrPermanent, dlq.ReasonPermanent},
-		{retry.ErrNotIdempotent, dlq.ReasonNotIdempotent},
-		{retry.ErrClassLimit, dlq.ReasonClassLimit},
-		{retry.ErrWaitTooLong, dlq.ReasonWaitTooLong},
-		{retry.ErrKeyRequired, dlq.ReasonKeyRequired},
+		{retry.ErrExhausted, dlq.StopMaxAttempts},
+		{retry.ErrElapsed, dlq.StopElapsed},
+		{retry.ErrDeadline, dlq.StopDeadline},
+		{retry.ErrBudget, dlq.StopBudget},
+		{retry.ErrPermanent, dlq.StopPermanent},
+		{retry.ErrNotIdempotent, dlq.StopNotIdempotent},
+		{retry.ErrClassLimit, dlq.StopClassLimit},
+		{retry.ErrWaitTooLong, dlq.StopWaitTooLong},
+		{retry.ErrKeyRequired, dlq.StopKeyRequired},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%v is dead-lettered as %s", tt.reason, tt.want), func(t *testing.T) {
 			e := exhausted(1, errors.New("x"))
 			e.Reason = tt.reason
 			l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
-			if !ok || l.Reason != tt.want {
-				t.Fatalf("NewLetter = %q, %v; want %q, true", l.Reason, ok, tt.want)
+			if !ok || l.StopReason != tt.want {
+				t.Fatalf("NewLetter = %q, %v; want %q, true", l.StopReason, ok, tt.want)
 			}
 		})
 	}
@@ -81,7 +81,7 @@ func TestNewLetterRefusesWhatWasNotGivenUp(t *testing.T) {
 
 func TestNewLetterOfAPlainErrorClassifiesIt(t *testing.T) {
 	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, &classify.StatusError{Code: http.StatusForbidden}, t0)
-	if !ok || l.Reason != dlq.ReasonFailed || l.Attempts != 1 || len(l.Failures) != 1 ||
+	if !ok || l.StopReason != dlq.StopFailed || l.Attempts != 1 || len(l.Failures) != 1 ||
 		l.Last.Decision.Verdict != classify.Stop || l.Last.Type != "*classify.StatusError" {
 		t.Fatalf("letter = %+v; want one failed attempt, classified stop", l)
 	}
@@ -136,22 +136,22 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		change func(*dlq.Letter)
 		field  string
 	}{
-		{"an empty job id", func(l *dlq.Letter) { l.Job.ID = "" }, "Job.ID"},
-		{"a source of invalid UTF-8", func(l *dlq.Letter) { l.Job.Source = "\xff" }, "Job.Source"},
-		{"an empty metadata key", func(l *dlq.Letter) { l.Job.Metadata = map[string]string{"": "v"} }, "Job.Metadata"},
-		{"an id of another job", func(l *dlq.Letter) { l.ID = dlq.LetterID("test", "other") }, "Letter.ID"},
-		{"no reason", func(l *dlq.Letter) { l.Reason = "" }, "Letter.Reason"},
-		{"negative attempts", func(l *dlq.Letter) { l.Attempts = -1 }, "Letter.Attempts"},
-		{"a negative wait", func(l *dlq.Letter) { l.Waited = -1 }, "Letter.Waited"},
-		{"a negative elapsed time", func(l *dlq.Letter) { l.Elapsed = -1 }, "Letter.Elapsed"},
-		{"a negative Retry-After", func(l *dlq.Letter) { l.RetryAfter = -1 }, "Letter.RetryAfter"},
-		{"no first failure", func(l *dlq.Letter) { l.FirstFailure = time.Time{} }, "Letter.FirstFailure"},
-		{"a last failure in year 10000", func(l *dlq.Letter) { l.LastFailure = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "Letter.LastFailure"},
-		{"failures out of order", func(l *dlq.Letter) { l.LastFailure = l.FirstFailure.Add(-1) }, "Letter.LastFailure"},
-		{"too many failures", func(l *dlq.Letter) { l.Failures = make([]dlq.Failure, dlq.MaxFailures+1) }, "Letter.Failures"},
-		{"a failure's negative delay", func(l *dlq.Letter) { l.Failures[0].Delay = -1 }, "Letter.Failures[0].Delay"},
-		{"an unknown verdict", func(l *dlq.Letter) { l.Last.Decision.Verdict = 9 }, "Letter.Last.Decision.Verdict"},
-		{"a too long error", func(l *dlq.Letter) { l.Last.Error = strings.Repeat("x", dlq.MaxErrorBytes+1) }, "Letter.Last.Error"},
+		{"an empty job id", func(l *dlq.Letter) { l.Job.ID = "" }, "dlq.Job.ID"},
+		{"a source of invalid UTF-8", func(l *dlq.Letter) { l.Job.Source = "\xff" }, "dlq.Job.Source"},
+		{"an empty metadata key", func(l *dlq.Letter) { l.Job.Metadata = map[string]string{"": "v"} }, "dlq.Job.Metadata"},
+		{"an id of another job", func(l *dlq.Letter) { l.ID = dlq.LetterID("test", "other") }, "dlq.Letter.ID"},
+		{"no stop reason", func(l *dlq.Letter) { l.StopReason = "" }, "dlq.Letter.StopReason"},
+		{"negative attempts", func(l *dlq.Letter) { l.Attempts = -1 }, "dlq.Letter.Attempts"},
+		{"a negative wait", func(l *dlq.Letter) { l.Waited = -1 }, "dlq.Letter.Waited"},
+		{"a negative elapsed time", func(l *dlq.Letter) { l.Elapsed = -1 }, "dlq.Letter.Elapsed"},
+		{"a negative Retry-After", func(l *dlq.Letter) { l.RetryAfter = -1 }, "dlq.Letter.RetryAfter"},
+		{"no first failure", func(l *dlq.Letter) { l.FirstFailure = time.Time{} }, "dlq.Letter.FirstFailure"},
+		{"a last failure in year 10000", func(l *dlq.Letter) { l.LastFailure = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "dlq.Letter.LastFailure"},
+		{"failures out of order", func(l *dlq.Letter) { l.LastFailure = l.FirstFailure.Add(-1) }, "dlq.Letter.LastFailure"},
+		{"too many failures", func(l *dlq.Letter) { l.Failures = make([]dlq.Failure, dlq.MaxFailures+1) }, "dlq.Letter.Failures"},
+		{"a failure's negative delay", func(l *dlq.Letter) { l.Failures[0].Delay = -1 }, "dlq.Letter.Failures[0].Delay"},
+		{"an unknown verdict", func(l *dlq.Letter) { l.Last.Decision.Verdict = 9 }, "dlq.Letter.Last.Decision.Verdict"},
+		{"a too long error", func(l *dlq.Letter) { l.Last.Error = strings.Repeat("x", dlq.MaxErrorBytes+1) }, "dlq.Letter.Last.Error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -30,7 +31,7 @@ type Memory struct {
 type memLetter struct {
 	seq   uint64
 	rec   []byte
-	claim uint64 // the replay holding it; 0 for none
+	claim string // the token of the replay holding it; "" for none
 }
 
 // NewMemory returns an empty Memory queue holding at most limit letters;
@@ -49,8 +50,17 @@ func (m *Memory) max() int {
 	return m.limit
 }
 
+// check refuses a nil Memory, a nil context and an empty id, before any
+// work.
+func (m *Memory) check(method string, ctx context.Context, ids ...string) error {
+	return CheckCall("dlq.Memory."+method, m != nil, ctx, ids...)
+}
+
 // Put stores l (see Queue).
 func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
+	if err := m.check("Put", ctx); err != nil {
+		return false, err
+	}
 	rec, err := Encode(l)
 	if err != nil {
 		return false, err
@@ -61,10 +71,10 @@ func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.letters[l.ID]; ok {
-		if e.claim == 0 {
+		if e.claim == "" {
 			return false, nil
 		}
-		e.rec, e.claim = rec, 0 // a new death during a replay
+		e.rec, e.claim = rec, "" // a new death during a replay
 		return true, nil
 	}
 	if len(m.letters) >= m.max() {
@@ -80,6 +90,9 @@ func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
 
 // Get returns the letter id (see Queue).
 func (m *Memory) Get(ctx context.Context, id string) (Letter, error) {
+	if err := m.check("Get", ctx, id); err != nil {
+		return Letter{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Letter{}, err
 	}
@@ -94,11 +107,17 @@ func (m *Memory) Get(ctx context.Context, id string) (Letter, error) {
 
 // List returns the letters f selects, oldest first (see Queue).
 func (m *Memory) List(ctx context.Context, f Filter) ([]Letter, error) {
+	if err := m.check("List", ctx); err != nil {
+		return nil, err
+	}
 	return m.scan(ctx, f, f.Limit)
 }
 
 // Count counts the letters f selects.
 func (m *Memory) Count(ctx context.Context, f Filter) (int, error) {
+	if err := m.check("Count", ctx); err != nil {
+		return 0, err
+	}
 	ls, err := m.scan(ctx, f, 0)
 	return len(ls), err
 }
@@ -139,64 +158,60 @@ func (m *Memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error
 }
 
 // Replay hands the letter's job to to and removes the letter if to
-// succeeded (see Queue).
+// succeeded (see Queue and ReplayClaimed). Its claims never lapse.
 func (m *Memory) Replay(ctx context.Context, id string, to Enqueuer) error {
-	if to == nil {
-		return invalid("Replay", nil, "the Enqueuer must not be nil")
+	if err := m.check("Replay", ctx); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	token, rec, err := m.claim(id)
-	if err != nil {
-		return err
+	return ReplayClaimed(ctx, memClaims{m}, id, to)
+}
+
+// memClaims is the Claimer of a Memory.
+type memClaims struct{ m *Memory }
+
+func (c memClaims) Claim(_ context.Context, id string) (Claim, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	e, ok := c.m.letters[id]
+	switch {
+	case !ok:
+		return Claim{}, fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
+	case e.claim != "":
+		return Claim{}, fmt.Errorf("dlq: letter %s: %w", id, ErrClaimed)
 	}
-	done := false
-	defer func() { m.finish(id, token, done) }() // released even if to panics
-	l, err := decodeID(id, rec)
-	if err != nil {
-		return err
+	c.m.token++
+	e.claim = strconv.FormatUint(c.m.token, 10)
+	return Claim{ID: id, Token: e.claim, Record: e.rec}, nil
+}
+
+// Ack removes the letter if the claim holds; a Put during the replay took
+// the claim back with a new letter, which stays.
+func (c memClaims) Ack(_ context.Context, cl Claim) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if e, ok := c.m.letters[cl.ID]; ok && e.claim == cl.Token {
+		delete(c.m.letters, cl.ID)
 	}
-	if err := to.Enqueue(ctx, l.Job); err != nil {
-		return fmt.Errorf("dlq: replay %s: %w", id, err)
-	}
-	done = true
 	return nil
 }
 
-func (m *Memory) claim(id string) (uint64, []byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.letters[id]
-	switch {
-	case !ok:
-		return 0, nil, fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
-	case e.claim != 0:
-		return 0, nil, fmt.Errorf("dlq: letter %s: %w", id, ErrClaimed)
+func (c memClaims) Release(_ context.Context, cl Claim) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if e, ok := c.m.letters[cl.ID]; ok && e.claim == cl.Token {
+		e.claim = ""
 	}
-	m.token++
-	e.claim = m.token
-	return e.claim, e.rec, nil
-}
-
-// finish removes the letter (done) or releases it, if the replay holding
-// token still holds it: a Put during the replay took it back.
-func (m *Memory) finish(id string, token uint64, done bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.letters[id]
-	if !ok || e.claim != token {
-		return
-	}
-	if done {
-		delete(m.letters, id)
-		return
-	}
-	e.claim = 0
+	return nil
 }
 
 // Discard removes the letter id (see Queue).
 func (m *Memory) Discard(ctx context.Context, id string) error {
+	if err := m.check("Discard", ctx, id); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -206,7 +221,7 @@ func (m *Memory) Discard(ctx context.Context, id string) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("dlq: letter %s: %w", id, ErrNotFound)
-	case e.claim != 0:
+	case e.claim != "":
 		return fmt.Errorf("dlq: letter %s: %w", id, ErrClaimed)
 	}
 	delete(m.letters, id)
@@ -215,6 +230,9 @@ func (m *Memory) Discard(ctx context.Context, id string) error {
 
 // Purge removes the letters f selects that no replay holds.
 func (m *Memory) Purge(ctx context.Context, f Filter) (int, error) {
+	if err := m.check("Purge", ctx); err != nil {
+		return 0, err
+	}
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
@@ -225,7 +243,7 @@ func (m *Memory) Purge(ctx context.Context, f Filter) (int, error) {
 	defer m.mu.Unlock()
 	n := 0
 	for id, e := range m.letters {
-		if e.claim != 0 {
+		if e.claim != "" {
 			continue
 		}
 		l, err := decodeID(id, e.rec)

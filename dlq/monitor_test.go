@@ -34,8 +34,8 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 		var log bytes.Buffer
 		var alerts []dlq.Alert
 		m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
-			Hook:   func(_ context.Context, a dlq.Alert) { alerts = append(alerts, a) },
-			Logger: logTo(&log),
+			OnAlert: func(_ context.Context, a dlq.Alert) { alerts = append(alerts, a) },
+			Logger:  logTo(&log),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func TestMonitorGrowthAlertOnTheFakeClock(t *testing.T) {
 		var alerts []string
 		m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
 			Thresholds: dlq.Thresholds{Size: dlq.Off, Growth: 5, Window: 10 * time.Minute},
-			Hook:       func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Kind, a.Firing)) },
+			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Kind, a.Firing)) },
 			Logger:     slog.New(slog.DiscardHandler),
 		})
 		for i := range 12 { // a burst: one a second
@@ -100,7 +100,7 @@ func TestWatchSeesLettersOtherProcessesPut(t *testing.T) {
 		var alerts atomic.Int32   // the hook runs on Watch's goroutine
 		m, _ := dlq.NewMonitor(shared, dlq.MonitorOptions{
 			Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
-			Hook:       func(context.Context, dlq.Alert) { alerts.Add(1) },
+			OnAlert:    func(context.Context, dlq.Alert) { alerts.Add(1) },
 			Logger:     slog.New(slog.DiscardHandler),
 		})
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -151,7 +151,7 @@ func TestNewMonitorValidates(t *testing.T) {
 		field string
 	}{
 		{"a nil queue", nil, dlq.MonitorOptions{}, "dlq.NewMonitor"},
-		{"a bad threshold", new(dlq.Memory), dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: -3}}, "Thresholds.Size"},
+		{"a bad threshold", new(dlq.Memory), dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: -3}}, "dlq.Thresholds.Size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {

@@ -26,7 +26,10 @@ import (
 // to's error. Concurrent replays of one letter enqueue it once. A process
 // that dies between a successful enqueue and the removal leaves the letter
 // claimed until its claim times out, after which it may be replayed again:
-// an Enqueuer that must not see a job twice dedupes by Job.ID.
+// an Enqueuer that must not see a job twice dedupes by Job.ID. An enqueue
+// that outlasts the claim is reported with ErrClaimLapsed when another
+// replay took the letter meanwhile (see ReplayClaimed, which implements
+// Replay for a queue's author).
 //
 // Discard removes the letter id (ErrNotFound, ErrClaimed). Purge removes
 // the letters f selects that no replay holds (ignoring f.Limit) and returns
@@ -50,17 +53,39 @@ type Enqueuer interface {
 // EnqueueFunc adapts a function to Enqueuer.
 type EnqueueFunc func(ctx context.Context, job Job) error
 
-// Enqueue calls f(ctx, job).
-func (f EnqueueFunc) Enqueue(ctx context.Context, job Job) error { return f(ctx, job) }
+// Enqueue calls f(ctx, job). A nil f or ctx is a *retry.InvalidError.
+func (f EnqueueFunc) Enqueue(ctx context.Context, job Job) error {
+	if err := checkEnqueuer("dlq.EnqueueFunc.Enqueue", ctx, f); err != nil {
+		return err
+	}
+	return f(ctx, job)
+}
+
+// checkEnqueuer refuses a nil context and a nil Enqueuer, including a nil
+// EnqueueFunc, which is not a nil interface.
+func checkEnqueuer(name string, ctx context.Context, to Enqueuer) error {
+	if f, ok := to.(EnqueueFunc); to == nil || ok && f == nil {
+		return invalid(name, nil, "the Enqueuer must not be nil")
+	}
+	return checkContext(name, ctx)
+}
+
+// checkContext refuses a nil context, on which every call would panic.
+func checkContext(name string, ctx context.Context) error {
+	if ctx == nil {
+		return invalid(name, nil, "the context must not be nil")
+	}
+	return nil
+}
 
 // Filter selects letters. Its zero value selects every letter; each field
 // set narrows the selection.
 type Filter struct {
-	IDs    []string // only these letters
-	Source string   // Job.Source
-	Reason Reason   // why they were dead-lettered
-	Class  string   // Last.Decision.Reason, e.g. "http 503"
-	Group  string   // Letter.Group(): one root cause (see GroupLetters)
+	IDs        []string   // only these letters
+	Source     string     // Job.Source
+	StopReason StopReason // why the retry loop gave up on them
+	Class      string     // the class of their last error (Last.Decision.Reason), e.g. "http 503"
+	Group      string     // Letter.Group(): one root cause (see GroupLetters)
 	// Since and Until bound LastFailure: Since <= LastFailure < Until.
 	Since, Until time.Time
 	// Limit caps how many letters List returns (the oldest); 0 means no
@@ -73,7 +98,7 @@ func (f Filter) Match(l Letter) bool {
 	switch {
 	case len(f.IDs) > 0 && !slices.Contains(f.IDs, l.ID),
 		f.Source != "" && l.Job.Source != f.Source,
-		f.Reason != "" && l.Reason != f.Reason,
+		f.StopReason != "" && l.StopReason != f.StopReason,
 		f.Class != "" && l.Last.Decision.Reason != f.Class,
 		!f.Since.IsZero() && l.LastFailure.Before(f.Since),
 		!f.Until.IsZero() && !l.LastFailure.Before(f.Until),
@@ -86,7 +111,7 @@ func (f Filter) Match(l Letter) bool {
 // Validate reports a negative Limit, as a *retry.InvalidError.
 func (f Filter) Validate() error {
 	if f.Limit < 0 {
-		return invalid("Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
+		return invalid("dlq.Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
 	}
 	return nil
 }

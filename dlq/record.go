@@ -2,7 +2,9 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrykit/retry"
@@ -19,7 +21,13 @@ import (
 // the caller gave up, not the job (use context.WithoutCancel to dead-letter
 // during a shutdown). When the queue refuses the letter it returns an error
 // that wraps both the queue's error and err, and is no *DeadLetteredError.
+//
+// A nil ctx or q is a *retry.InvalidError (wrapping err too), before
+// anything is stored.
 func Record(ctx context.Context, q Queue, job Job, err error) error {
+	if inv := checkQueue("dlq.Record", ctx, q); inv != nil {
+		return notStored(job, inv, err)
+	}
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -29,13 +37,59 @@ func Record(ctx context.Context, q Queue, job Job, err error) error {
 	}
 	stored, perr := q.Put(ctx, l)
 	if perr != nil {
-		return fmt.Errorf("dlq: job %q not dead-lettered: %w (job error: %w)", job.ID, perr, err)
+		return notStored(job, perr, err)
 	}
-	return &DeadLetteredError{ID: l.ID, Job: job.ID, Reason: l.Reason, Duplicate: !stored, Err: err}
+	return &DeadLetteredError{ID: l.ID, Job: job.ID, StopReason: l.StopReason, Duplicate: !stored, Err: err}
 }
 
-// Do calls op through r (nil means retry.New() with no options) and, if it
-// fails for good, dead-letters job: Record(ctx, q, job, r.Do(ctx, op)).
+// notStored is the error of a job whose letter was not stored: why, and the
+// job's own error.
+func notStored(job Job, why, err error) error {
+	if err == nil {
+		return why
+	}
+	return fmt.Errorf("dlq: job %q not dead-lettered: %w (job error: %w)", job.ID, why, err)
+}
+
+func checkQueue(name string, ctx context.Context, q Queue) error {
+	if q == nil {
+		return invalid(name, nil, "the Queue must not be nil")
+	}
+	return checkContext(name, ctx)
+}
+
+// Do calls op through r and, if it fails for good, dead-letters job:
+// Record(ctx, q, job, r.Do(ctx, op)).
+//
+// A nil ctx, r, q or op, and a job without an ID or a Source, are a
+// *retry.InvalidError, before op runs: a job that could not be dead-lettered
+// must not be worked on. So is a Retrier that refuses the call without
+// calling op (one built with bad options): its error comes back as it is,
+// and no letter is stored.
 func Do(ctx context.Context, r *retry.Retrier, q Queue, job Job, op func(context.Context) error) error {
-	return Record(ctx, q, job, r.Do(ctx, op))
+	if err := checkDo(ctx, r, q, job, op); err != nil {
+		return err
+	}
+	var ran atomic.Bool
+	err := r.Do(ctx, func(ctx context.Context) error {
+		ran.Store(true)
+		return op(ctx)
+	})
+	if !ran.Load() && errors.Is(err, retry.ErrInvalid) {
+		return err
+	}
+	return Record(ctx, q, job, err)
+}
+
+func checkDo(ctx context.Context, r *retry.Retrier, q Queue, job Job, op func(context.Context) error) error {
+	switch {
+	case r == nil:
+		return invalid("dlq.Do", nil, "the Retrier must not be nil (retry.New() has the defaults)")
+	case op == nil:
+		return invalid("dlq.Do", nil, "the operation must not be nil")
+	}
+	if err := checkQueue("dlq.Do", ctx, q); err != nil {
+		return err
+	}
+	return job.validate()
 }

@@ -66,7 +66,7 @@ func TestRecordThatCannotStoreSaysSoAndKeepsBothErrors(t *testing.T) {
 }
 
 func TestDeadLetteredErrorSaysWhatHappened(t *testing.T) {
-	e := &dlq.DeadLetteredError{ID: "0011223344556677", Job: "7", Reason: dlq.ReasonBudget, Err: errors.New("boom")}
+	e := &dlq.DeadLetteredError{ID: "0011223344556677", Job: "7", StopReason: dlq.StopBudget, Err: errors.New("boom")}
 	if got, want := e.Error(), `dlq: job "7" dead-lettered as 0011223344556677 (budget): boom`; got != want {
 		t.Fatalf("Error = %q, want %q", got, want)
 	}
@@ -76,14 +76,36 @@ func TestDeadLetteredErrorSaysWhatHappened(t *testing.T) {
 	}
 }
 
+func TestDoRefusesARetrierThatCannotRunAndStoresNothing(t *testing.T) {
+	bad, _ := retry.New(retry.WithMaxAttempts(0)) // nil today; a Retrier that refuses every call tomorrow
+	for name, r := range map[string]*retry.Retrier{"a nil Retrier": nil, "a Retrier with a bad option": bad} {
+		t.Run(name, func(t *testing.T) {
+			q := new(dlq.Memory)
+			calls := 0
+			err := dlq.Do(context.Background(), r, q, dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
+				calls++
+				return nil
+			})
+			var dead *dlq.DeadLetteredError
+			if !errors.Is(err, retry.ErrInvalid) || errors.As(err, &dead) || calls != 0 {
+				t.Fatalf("Do = %v after %d calls; want retry.ErrInvalid, no call, no letter", err, calls)
+			}
+			if n, _ := q.Count(context.Background(), dlq.Filter{}); n != 0 {
+				t.Fatalf("%d letters; want none", n)
+			}
+		})
+	}
+}
+
 func TestDoWithTheDefaultRetrier(t *testing.T) {
+	r, _ := retry.New()
 	calls := 0
-	err := dlq.Do(context.Background(), nil, new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
+	err := dlq.Do(context.Background(), r, new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
 		calls++
 		return classify.Permanent(errors.New("validation failed"))
 	})
 	var dead *dlq.DeadLetteredError
-	if !errors.As(err, &dead) || dead.Reason != dlq.ReasonPermanent || calls != 1 {
+	if !errors.As(err, &dead) || dead.StopReason != dlq.StopPermanent || calls != 1 {
 		t.Fatalf("Do = %v after %d calls; want one call, dead-lettered as permanent", err, calls)
 	}
 }

@@ -76,9 +76,7 @@ func (c *call) request(ctx context.Context) (*http.Request, error) {
 // observe starts the key's cooldown after a 503 with Retry-After.
 func (c *call) observe(ctx context.Context, err error) {
 	if cd := c.t.cooldowns; cd != nil {
-		if until, ok := cd.Observe(c.key, err); ok {
-			c.t.r.Notify(ctx, retry.Event{Kind: retry.CooldownStarted, Name: c.key.String(), Until: until, Err: err})
-		}
+		cd.Observe(c.key, err)
 	}
 }
 
@@ -100,7 +98,6 @@ func (c *call) finish(ctx context.Context, resp *http.Response, st retry.Stats, 
 		closeBody(c.req)
 	} else if !c.replayable {
 		err = &NotRetriedError{Method: c.req.Method, URL: Redact(c.req.URL), Reason: c.whyOnce(), Err: err, Stats: st}
-		c.t.r.Notify(ctx, retry.Event{Kind: retry.GaveUp, Attempt: 1, Err: err}) // the reason, in the log
 	}
 	if c.last != nil { // the loop gave up on an error status: that response is the answer
 		last := c.last

@@ -70,13 +70,17 @@ func ExampleOpenSSE() {
 	defer srv.Close()
 
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	stream, err := stream.Open(context.Background(), nil, httpretry.OpenSSE(nil, req))
+	r, err := retry.New()
+	if err != nil {
+		panic(err)
+	}
+	s, err := stream.Open(context.Background(), r, httpretry.OpenSSE(nil, req))
 	if err != nil {
 		fmt.Println(err) // refused before the first event, after retries
 		return
 	}
-	defer stream.Close()
-	for e, err := range stream.All() {
+	defer s.Close()
+	for e, err := range s.All() {
 		if err != nil {
 			fmt.Println(err) // broke after the first event: not retried, partial output attached
 			break

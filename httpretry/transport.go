@@ -182,9 +182,9 @@ func (t *Transport) loop(ctx context.Context, key breaker.HostModel, c *call) (*
 		return nil, retry.Stats{}, err
 	}
 	if b != nil {
-		return breaker.RunValue(ctx, b, op)
+		return breaker.Value(ctx, b, op)
 	}
-	return retry.RunValue(ctx, t.r, op)
+	return retry.Value(ctx, t.r, op)
 }
 
 func (t *Transport) breakerFor(key breaker.HostModel) (*breaker.Breaker, error) {

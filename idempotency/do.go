@@ -44,19 +44,19 @@ type Result struct {
 // default, releases the key so that a retry runs fn again; KeepFailures keeps
 // the failure for the window instead (ErrStoredFailure).
 //
-// The key is checked with idempotency.ValidateKey; a bad key or a nil argument is a
-// *retry.InvalidError and nothing is stored. Errors of the idempotency layer
+// The key is checked with ValidateKey; a bad key, a nil argument or a bad
+// option is a *retry.InvalidError and nothing runs. Errors of the idempotency layer
 // are *Error: ErrKeyReuse, ErrNotRetained and ErrStoredFailure are marked
 // permanent for the retry loop (classify.Permanent), ErrInProgress retryable.
-func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(context.Context) ([]byte, error), opts ...Option) (Result, error) {
-	c, err := callConfig(forDo, opts)
+func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(context.Context) ([]byte, error), opts ...CallOption) (Result, error) {
+	c, err := newCallConfig(opts)
+	if err == nil {
+		err = checkCall("idempotency.Do", ctx, s, key, fn != nil)
+	}
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkCall(ctx, s, key, fn != nil); err != nil {
-		return Result{}, err
-	}
-	return c.do(ctx, s, key, fp, func(ctx context.Context) (output, error) {
+	return c.do(ctx, s, StoreKey{Key: key}, fp, func(ctx context.Context) (output, error) {
 		v, err := fn(ctx)
 		return output{value: v}, err
 	})
@@ -66,59 +66,61 @@ func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(contex
 // "UPDATE … SET sent_at = now() WHERE id = ? AND sent_at IS NULL" pattern, on
 // any Store — and reports whether this call ran it. Concurrent calls with
 // the key wait for the one running; a failed run releases the key, so the
-// next call runs the effect again. An earlier success is remembered for the
+// next call runs the effect again (with KeepFailures, the failure is kept
+// instead, and later calls get ErrStoredFailure without running). An earlier success is remembered for the
 // retention window (24h by default): give a longer WithRetention where a
 // repeat after that would still do harm.
 //
 // Between the effect's success and its record there is a moment where a
 // crash loses the record (no store can make an outside effect and its record
 // one transaction); a later run then repeats the effect.
-func Once(ctx context.Context, s Store, key string, effect func(context.Context) error, opts ...Option) (ran bool, err error) {
-	c, err := callConfig(forOnce, opts)
+func Once(ctx context.Context, s Store, key string, effect func(context.Context) error, opts ...CallOption) (ran bool, err error) {
+	c, err := newCallConfig(opts)
+	if err == nil {
+		err = checkCall("idempotency.Once", ctx, s, key, effect != nil)
+	}
 	if err != nil {
 		return false, err
 	}
-	if err := checkCall(ctx, s, key, effect != nil); err != nil {
-		return false, err
-	}
-	res, err := c.do(ctx, s, key, Fingerprint{}, func(ctx context.Context) (output, error) {
+	res, err := c.do(ctx, s, StoreKey{Key: key}, Fingerprint{}, func(ctx context.Context) (output, error) {
 		return output{}, effect(ctx)
 	})
 	return res.Execution != "" && !res.Replay, err
 }
 
-// The configurations of Do and Once without options, built once and never
-// modified.
-var doDefaults, _ = newConfig(forDo, nil)
-var onceDefaults, _ = newConfig(forOnce, nil)
+// callDefaults configures a call without options; it is never modified.
+var callDefaults = callConfig{execConfig: defaultExec(), poll: DefaultPollInterval}
 
-func callConfig(t target, opts []Option) (*config, error) {
-	switch {
-	case len(opts) > 0:
-		return newConfig(t, opts)
-	case t == forOnce:
-		return onceDefaults, nil
+func newCallConfig(opts []CallOption) (*callConfig, error) {
+	if len(opts) == 0 {
+		return &callDefaults, nil
 	}
-	return doDefaults, nil
+	c := callDefaults
+	applyAll("idempotency.CallOption", opts, &c.err, func(o CallOption) { o.applyCall(&c) })
+	return &c, c.err
 }
 
-func checkCall(ctx context.Context, s Store, key string, fnOK bool) error {
+// checkCall checks the arguments of Do or Once (fn is whether the function
+// to run is not nil).
+func checkCall(name string, ctx context.Context, s Store, key string, fn bool) error {
 	switch {
 	case ctx == nil:
-		return invalid("ctx", nil, "must not be nil")
+		return invalid(name, nil, "the context must not be nil")
 	case s == nil:
-		return invalid("store", nil, "must not be nil")
-	case !fnOK:
-		return invalid("fn", nil, "must not be nil")
+		return invalid(name, nil, "the store must not be nil")
+	case !fn:
+		return invalid(name, nil, "the function to run must not be nil")
 	}
-	return validKey(key)
+	return ValidateKey(key)
 }
 
-// output is what one execution produced: the value to return and store, and
-// whether it outgrew the cap while being recorded.
+// output is what one execution produced: the value to return and store,
+// whether it outgrew the cap while being recorded, and, for a failure,
+// whether it must release the key even with KeepFailures.
 type output struct {
 	value    []byte
 	overflow bool
+	release  bool
 }
 
 type work func(context.Context) (output, error)
@@ -127,7 +129,7 @@ var errMaxWait = errors.New("waited longer than WithMaxWait")
 
 // do claims key, or waits for the execution that holds it, and runs w at
 // most once.
-func (c *config) do(ctx context.Context, s Store, key string, fp Fingerprint, w work) (Result, error) {
+func (c *callConfig) do(ctx context.Context, s Store, key StoreKey, fp Fingerprint, w work) (Result, error) {
 	claim := Record{Status: InProgress, Token: rand.Text(), Fingerprint: fp}
 	waitCtx := ctx
 	for n := 1; ; n++ {
@@ -146,31 +148,31 @@ func (c *config) do(ctx context.Context, s Store, key string, fp Fingerprint, w 
 			defer cancel()
 		}
 		if err := c.wait(waitCtx, s, key, n); err != nil {
-			return Result{}, classify.Retryable(&Error{Reason: ErrInProgress, Key: key, Execution: rec.Token, Err: err})
+			return Result{}, classify.Retryable(&Error{Reason: ErrInProgress, Key: key.Key, Execution: rec.Token, Err: err})
 		}
 	}
 }
 
 // settled answers from a finished record that this call did not claim, or
 // from a claim with another fingerprint.
-func settled(key string, rec Record, fp Fingerprint) (Result, error) {
+func settled(key StoreKey, rec Record, fp Fingerprint) (Result, error) {
 	if rec.Fingerprint != fp {
-		return Result{}, classify.Permanent(&Error{Reason: ErrKeyReuse, Key: key, Execution: rec.Token})
+		return Result{}, classify.Permanent(&Error{Reason: ErrKeyReuse, Key: key.Key, Execution: rec.Token})
 	}
 	switch rec.Status {
 	case Succeeded:
 		return Result{Value: rec.Value, Execution: rec.Token, Replay: true, ReplayOf: rec.Token}, nil
 	case NotRetained:
-		return Result{}, classify.Permanent(&Error{Reason: ErrNotRetained, Key: key, Execution: rec.Token})
+		return Result{}, classify.Permanent(&Error{Reason: ErrNotRetained, Key: key.Key, Execution: rec.Token})
 	case Failed:
-		return Result{}, classify.Permanent(&Error{Reason: ErrStoredFailure, Key: key, Execution: rec.Token, Err: errors.New(string(rec.Value))})
+		return Result{}, classify.Permanent(&Error{Reason: ErrStoredFailure, Key: key.Key, Execution: rec.Token, Err: errors.New(string(rec.Value))})
 	}
 	return Result{}, storeError(key, fmt.Errorf("unexpected record with status %v", rec.Status))
 }
 
 // wait returns when the execution holding key may have ended, or with the
 // cause of ctx's end.
-func (c *config) wait(ctx context.Context, s Store, key string, n int) error {
+func (c *callConfig) wait(ctx context.Context, s Store, key StoreKey, n int) error {
 	if w, ok := s.(Waiter); ok {
 		err := w.Wait(ctx, key)
 		if err != nil && ctx.Err() != nil {

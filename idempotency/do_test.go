@@ -21,7 +21,7 @@ import (
 type step struct {
 	fp        idempotency.Fingerprint
 	fn        *counter
-	opts      []idempotency.Option
+	opts      []idempotency.CallOption
 	wantValue string
 	wantRan   bool  // fn ran for this call
 	wantErr   error // matched with errors.Is; nil for success
@@ -53,7 +53,7 @@ func TestDoSequences(t *testing.T) {
 			{fp: otherFP, fn: ok(), wantValue: "receipt-1", wantRan: true},
 		}},
 		{"KeepFailures keeps the failure for the window", []step{
-			{fp: fp, fn: failing(), opts: []idempotency.Option{idempotency.KeepFailures()}, wantRan: true, wantErr: errBoom},
+			{fp: fp, fn: failing(), opts: []idempotency.CallOption{idempotency.KeepFailures()}, wantRan: true, wantErr: errBoom},
 			{fp: fp, fn: ok(), wantErr: idempotency.ErrStoredFailure},
 		}},
 		{"a result over the cap is returned once, then reported as not retained", []step{
@@ -61,7 +61,7 @@ func TestDoSequences(t *testing.T) {
 			{fp: fp, fn: ok(), wantErr: idempotency.ErrNotRetained},
 		}},
 		{"a result at the cap is retained", []step{
-			{fp: fp, fn: &counter{value: "12345"}, opts: []idempotency.Option{idempotency.WithMaxResultSize(5)}, wantValue: "12345", wantRan: true},
+			{fp: fp, fn: &counter{value: "12345"}, opts: []idempotency.CallOption{idempotency.WithMaxResultSize(5)}, wantValue: "12345", wantRan: true},
 			{fp: fp, fn: ok(), wantValue: "12345"},
 		}},
 		{"the zero fingerprint matches only itself", []step{
@@ -160,7 +160,7 @@ func TestDoRecoversACrashedExecutorsKeyAfterTheLease(t *testing.T) {
 		s := newMemory(t)
 		// An executor claims the key and crashes: nothing extends, completes
 		// or releases its claim.
-		_, ok, err := s.Claim(t.Context(), "job-3/step-2", idempotency.Record{Status: idempotency.InProgress, Token: "crashed", Fingerprint: fp}, idempotency.DefaultLease)
+		_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "job-3/step-2"}, idempotency.Record{Status: idempotency.InProgress, Token: "crashed", Fingerprint: fp}, idempotency.DefaultLease)
 		require.NoError(t, err)
 		require.True(t, ok)
 		start := time.Now()
@@ -228,7 +228,7 @@ func TestDoWaitsNoLongerThanAllowed(t *testing.T) {
 	tests := []struct {
 		name      string
 		ctx       func(context.Context) (context.Context, context.CancelFunc)
-		opts      []idempotency.Option
+		opts      []idempotency.CallOption
 		wantWait  time.Duration
 		wantCause error
 	}{
@@ -237,13 +237,13 @@ func TestDoWaitsNoLongerThanAllowed(t *testing.T) {
 		}, nil, 3 * time.Second, context.DeadlineExceeded},
 		{"WithMaxWait ends the wait", func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return ctx, func() {}
-		}, []idempotency.Option{idempotency.WithMaxWait(2 * time.Second)}, 2 * time.Second, nil},
+		}, []idempotency.CallOption{idempotency.WithMaxWait(2 * time.Second)}, 2 * time.Second, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newMemory(t)
-				_, _, err := s.Claim(t.Context(), "k", idempotency.Record{Status: idempotency.InProgress, Token: "busy", Fingerprint: fp}, time.Hour)
+				_, _, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: "busy", Fingerprint: fp}, time.Hour)
 				require.NoError(t, err)
 				ctx, cancel := tt.ctx(t.Context())
 				defer cancel()
@@ -305,7 +305,7 @@ func TestDoReportsStoreFailures(t *testing.T) {
 // tooLarge refuses every record with a value.
 type tooLarge struct{ idempotency.Store }
 
-func (s *tooLarge) Complete(ctx context.Context, key string, rec idempotency.Record, retention time.Duration) error {
+func (s *tooLarge) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	if len(rec.Value) > 0 {
 		return idempotency.ErrTooLarge
 	}
@@ -340,13 +340,13 @@ func TestDoRejectsBadArguments(t *testing.T) {
 			return err
 		}, "256 characters: the limit is 255"},
 		{"a key with a control character", func() error { _, err := idempotency.Do(t.Context(), s, "a\nb", fp, fn); return err }, "control characters"},
-		{"a nil store", func() error { _, err := idempotency.Do(t.Context(), nil, "k", fp, fn); return err }, "store(<nil>): must not be nil"},
-		{"a nil fn", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, nil); return err }, "fn(<nil>): must not be nil"},
+		{"a nil store", func() error { _, err := idempotency.Do(t.Context(), nil, "k", fp, fn); return err }, "idempotency.Do(<nil>): the store must not be nil"},
+		{"a nil fn", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, nil); return err }, "idempotency.Do(<nil>): the function to run must not be nil"},
 		{"a nil context", func() error {
 			var ctx context.Context
 			_, err := idempotency.Do(ctx, s, "k", fp, fn)
 			return err
-		}, "ctx(<nil>): must not be nil"},
+		}, "idempotency.Do(<nil>): the context must not be nil"},
 		{"a lease under 1ms", func() error {
 			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.WithLease(time.Microsecond))
 			return err
@@ -355,15 +355,19 @@ func TestDoRejectsBadArguments(t *testing.T) {
 			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.WithMaxResultSize(-1))
 			return err
 		}, "idempotency.WithMaxResultSize(-1): must not be negative"},
-		{"a middleware option given to Do", func() error {
-			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.KeyOptional())
+		{"a negative wait", func() error {
+			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.WithMaxWait(-time.Second))
 			return err
-		}, "idempotency.KeyOptional(true): applies to Middleware only"},
-		{"KeepFailures given to Once", func() error {
-			_, err := idempotency.Once(t.Context(), s, "k", func(context.Context) error { return nil }, idempotency.KeepFailures())
+		}, "idempotency.WithMaxWait(-1s): must not be negative"},
+		{"a poll interval under 1ms given to Once", func() error {
+			_, err := idempotency.Once(t.Context(), s, "k", func(context.Context) error { return nil }, idempotency.WithPollInterval(0))
 			return err
-		}, "applies to Do, Middleware only"},
-		{"a nil option", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, fn, nil); return err }, "must not be nil"},
+		}, "idempotency.WithPollInterval(0s): must be at least 1ms"},
+		{"the first of two bad options", func() error {
+			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.WithRetention(0), idempotency.WithLease(0))
+			return err
+		}, "idempotency.WithRetention(0s)"},
+		{"a nil option", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, fn, nil); return err }, "idempotency.CallOption(<nil>): must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -407,6 +411,22 @@ func TestOnceRunsAnEffectUntilItSucceedsOnce(t *testing.T) {
 		assert.Equal(t, st.wantRan, ran, "step %d", i)
 	}
 	assert.Equal(t, int32(1), sent.Load())
+}
+
+func TestOnceWithKeepFailuresDoesNotRunAFailedEffectAgain(t *testing.T) {
+	s := newMemory(t)
+	runs := 0
+	effect := func(context.Context) error {
+		runs++
+		return errBoom
+	}
+	ran, err := idempotency.Once(t.Context(), s, "job-9/charge", effect, idempotency.KeepFailures())
+	require.ErrorIs(t, err, errBoom)
+	assert.True(t, ran)
+	ran, err = idempotency.Once(t.Context(), s, "job-9/charge", effect, idempotency.KeepFailures())
+	require.ErrorIs(t, err, idempotency.ErrStoredFailure)
+	assert.False(t, ran)
+	assert.Equal(t, 1, runs, "the failure is kept for the window: the effect is not tried again")
 }
 
 func TestOnceUnderConcurrencySendsOnce(t *testing.T) {

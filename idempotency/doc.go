@@ -1,7 +1,8 @@
 // Package idempotency makes an operation safe to retry: repeating it cannot
 // repeat its side effect. It gives one process, a fleet sharing a store, and
-// HTTP servers and clients the semantics of Stripe's idempotency keys and of
-// the IETF draft "The Idempotency-Key HTTP Header Field".
+// HTTP servers the semantics of Stripe's idempotency keys and of the IETF
+// draft "The Idempotency-Key HTTP Header Field", and HTTP clients the
+// protocol's helpers.
 //
 // # Keys and fingerprints
 //
@@ -9,7 +10,7 @@
 // identity, DeriveKey(run, step, fingerprint) for a step of a job, so that a
 // resumed job replays instead of paying twice — and sent with every retry of
 // the call. Keys are at most 255 characters without control characters
-// (idempotency.ValidateKey), checked before anything is stored or sent.
+// (ValidateKey), checked before anything is stored or sent.
 //
 // A Fingerprint is a hash of the request as the caller sends it, stored with
 // the key. The same key with another fingerprint is ErrKeyReuse: never
@@ -36,42 +37,82 @@
 //
 // # Stores
 //
-// Store is four atomic transitions: Claim, Extend, Complete, Release.
-// MemoryStore is the bounded, expiring, in-process store; the Redis store is
-// in the nested module github.com/retrykit/retry/idempotency/redis, so that
-// its client library is not a dependency of this module. Package storetest
-// checks any Store against the contract.
+// Store is four atomic transitions: Claim, Extend, Complete, Release, on
+// keys that belong to a scope (StoreKey; Do and Once use the empty one).
+// MemoryStore is the bounded, expiring, in-process store: it bounds what
+// each scope holds, and refuses rather than forget a record before it
+// expires. The Redis store is in the nested module
+// github.com/retrykit/retry/idempotency/redis, so that its client library is
+// not a dependency of this module. Package storetest checks any Store
+// against the contract.
 //
-// # HTTP
+// # HTTP servers
 //
 // Middleware guards net/http handlers: 400 for a missing or bad key, 409
 // while the first request with the key is in flight, 422 for the key reused
 // with another request, the stored response (marked Idempotent-Replay) for a
-// repeat, and RFC 9457 problem details for every error. On the client side,
-// Transport sends the call's key with every attempt and waits out "in
-// progress"; Classify tells the retry loop what each failure means; Client
-// puts it all together.
+// repeat, 429 for a client over its share of the store, and RFC 9457 problem
+// details for every error. Each client's keys are its own: by default a
+// request's key lives in a scope named by a digest of its credentials, so no
+// client ever receives another's stored response, nor learns that another
+// used a key (WithScope, WithScopeCookies). A replay answers the request
+// again without opening a session: Set-Cookie and the other fields of
+// WithUnstoredHeaders are never stored. A failure that a retry may cure — a
+// 5xx, 408, 429, and always an authentication failure (401, 403, 407) —
+// releases the key. WithHook reports what the middleware did with each
+// request, for metrics.
+//
+// # HTTP clients
+//
+// The retrying HTTP client is package httpretry's. This package gives it,
+// and any other client, the protocol: the header fields (HeaderKey,
+// HeaderReplay, HeaderReplayOf), KeyOf to read and check a request's key,
+// ResponseError to turn an error response and its problem "kind" (the
+// Kind… constants) into an error, Classify to tell the retry loop which of
+// those to retry, and ReplayOf to tell a replay from a fresh execution.
+//
+// # Options
+//
+// Each function takes its own option type, so an option that means nothing
+// for it does not compile there: CallOption for Do and Once, MiddlewareOption
+// for Middleware, MemoryOption for NewMemoryStore. Option — WithLease,
+// WithRetention, WithMaxResultSize, KeepFailures — is both a CallOption and
+// a MiddlewareOption. Bad values are a *retry.InvalidError naming the option
+// and its value, returned before any work.
 //
 // # Defaults
 //
-//	setting                     default                      option
-//	lease of a claim            30s, extended every 10s      WithLease
-//	retention of an outcome     24h                          WithRetention
-//	retention cap               1 MiB                        WithMaxResultSize
-//	a failure of fn             releases the key             KeepFailures
-//	waiting for "in progress"   as long as the context       WithMaxWait
-//	polling a store or server   10ms doubling to 500ms       WithPollInterval
-//	guarded methods             POST, PATCH                  WithMethods
-//	key on a guarded request    required (400 without)       KeyOptional
-//	request body read           at most 1 MiB (413 above)    WithMaxRequestBody
-//	fingerprint (middleware)    method, path, query, body    WithFingerprint
-//	key scope (middleware)      one for all clients          WithScope
-//	Retry-After with a 409      1s                           WithRetryAfter
-//	memory store bounds         100,000 records, 64 MiB      WithMaxEntries, WithMaxBytes
+//	setting                       default                                    option
+//	lease of a claim              30s, extended every 10s                    WithLease
+//	retention of an outcome       24h                                        WithRetention
+//	retention cap                 1 MiB                                      WithMaxResultSize
+//	a failure of the work         releases the key                           KeepFailures
+//	waiting for "in progress"     as long as the context                     WithMaxWait
+//	polling a store               10ms doubling to 500ms                     WithPollInterval
+//	guarded methods               POST, PATCH                                WithMethods
+//	key on a guarded request      required (400 without)                     KeyOptional
+//	request body read             at most 1 MiB (413 above)                  WithMaxRequestBody
+//	fingerprint (middleware)      method, path, query, body                  WithFingerprint
+//	key scope (middleware)        a digest of Authorization,                 WithScope, WithScopeCookies
+//	                              Proxy-Authorization and cookies
+//	never stored nor replayed     Set-Cookie, Set-Cookie2,                   WithUnstoredHeaders
+//	                              Authentication-Info,
+//	                              Proxy-Authentication-Info
+//	401, 403, 407                 release the key, even with KeepFailures    -
+//	Retry-After (409, 429, 503)   1s                                         WithRetryAfter
+//	observation (middleware)      none                                       WithHook
+//	memory store bounds           100,000 records, 64 MiB; full: refuses     WithMaxEntries, WithMaxBytes
+//	memory store, each scope      a tenth of it: 10,000 records, 6.4 MiB     WithScopeShare
 //
 // The lease is short so that a crashed executor frees its key within half a
 // minute, and is extended every third of it, so that a live one keeps its key
 // however long it works, through a missed extension or a store that is
-// unreachable for a few seconds. The retention of 24
-// hours is Stripe's and the gateway's window; the 1 MiB cap is the gateway's.
+// unreachable for a few seconds. The retention of 24 hours is Stripe's and
+// the gateway's window; the 1 MiB cap is the gateway's. The credentials'
+// digest is the default scope because the middleware cannot know who is
+// authenticated, but can tell that two requests do not carry the same
+// credentials: a service that knows its accounts should give WithScope the
+// account, so that a refreshed token does not turn a retry into another
+// client's request. The scope's share of a tenth lets one client fill no more
+// than a tenth of the memory store, whatever it sends.
 package idempotency

@@ -7,9 +7,10 @@ import (
 	"github.com/retrykit/retry/internal/keys"
 )
 
-// Reasons an idempotent call did not return a fresh or replayed result. Do,
-// Once and the HTTP client return them inside an *Error (as its Reason; ErrFull
-// as the Err of an ErrStore); stores return ErrClaimLost, ErrFull and
+// Reasons an idempotent call did not return a fresh or replayed result. Do
+// and Once return them inside an *Error (as its Reason; ErrFull and
+// ErrScopeFull as the Err of an ErrStore), and so does ResponseError for a
+// server's answer; stores return ErrClaimLost, ErrFull, ErrScopeFull and
 // ErrTooLarge as they are. Test them with errors.Is.
 var (
 	// ErrInProgress: another execution holds the key. Do waits for it and
@@ -36,9 +37,17 @@ var (
 	// ErrStore: the store failed (unreachable, full, corrupt record); Err says
 	// how. Nothing is known about the key; a retry may succeed.
 	ErrStore = errors.New("idempotency store failed")
-	// ErrFull: the memory store is full of executions in progress and can take
-	// no more claims until one ends. It arrives inside ErrStore.
+	// ErrFull: the store is full and takes no more claims until records
+	// expire: the memory store refuses rather than forget a record before its
+	// time. Nothing ran. It arrives inside ErrStore; the middleware answers
+	// 503.
 	ErrFull = errors.New("idempotency store full")
+	// ErrScopeFull: the key's scope — one client of the middleware — holds
+	// its share of the store (MemoryStore's WithScopeShare), so the store
+	// takes no more of its claims until some of its records expire; other
+	// scopes are unaffected. Nothing ran. The middleware answers 429
+	// (KindScopeFull).
+	ErrScopeFull = errors.New("the client's share of the idempotency store is full")
 	// ErrTooLarge: a store cannot keep a record this large. Complete returns
 	// it and keeps the claim, so that the caller can complete the claim as
 	// NotRetained instead (Do does).
@@ -49,7 +58,8 @@ var (
 // its Reason (one of the Err… sentinels above) and its Err with errors.Is.
 type Error struct {
 	// Reason is why: ErrInProgress, ErrKeyReuse, ErrNotRetained,
-	// ErrStoredFailure, ErrClaimLost or ErrStore.
+	// ErrStoredFailure, ErrClaimLost or ErrStore (or, from ResponseError,
+	// ErrScopeFull, retry.ErrKeyRequired or retry.ErrInvalid).
 	Reason error
 	// Key is the idempotency key concerned, as the caller gave it.
 	Key string
@@ -62,9 +72,16 @@ type Error struct {
 	Err error
 }
 
-// Error returns "idempotency: <reason> (key "k"): <err>".
+// Error returns "idempotency: <reason> (key "k"): <err>"; a nil *Error
+// reads "idempotency: <nil>".
 func (e *Error) Error() string {
-	s := "idempotency: " + e.Reason.Error()
+	if e == nil {
+		return "idempotency: <nil>"
+	}
+	s := "idempotency: unknown reason"
+	if e.Reason != nil {
+		s = "idempotency: " + e.Reason.Error()
+	}
 	if e.Key != "" {
 		s += " (key " + strconv.Quote(keys.Abbreviate(e.Key)) + ")"
 	}
@@ -74,21 +91,27 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the reason and the underlying error.
+// Unwrap returns the reason and the underlying error, those that are set.
 func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Reason}
+	if e == nil {
+		return nil
 	}
-	return []error{e.Reason, e.Err}
+	var errs []error
+	for _, err := range []error{e.Reason, e.Err} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // storeError wraps a store's failure; a fencing refusal keeps its own reason.
-func storeError(key string, err error) *Error {
+func storeError(key StoreKey, err error) *Error {
 	if errors.Is(err, ErrClaimLost) {
 		if err == ErrClaimLost {
 			err = nil
 		}
-		return &Error{Reason: ErrClaimLost, Key: key, Err: err}
+		return &Error{Reason: ErrClaimLost, Key: key.Key, Err: err}
 	}
-	return &Error{Reason: ErrStore, Key: key, Err: err}
+	return &Error{Reason: ErrStore, Key: key.Key, Err: err}
 }

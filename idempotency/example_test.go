@@ -9,10 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
 )
@@ -102,7 +100,8 @@ func ExampleNewFingerprint() {
 }
 
 func ExampleNewMemoryStore() {
-	store, err := idempotency.NewMemoryStore(idempotency.WithMaxEntries(10_000), idempotency.WithMaxBytes(16<<20))
+	store, err := idempotency.NewMemoryStore(idempotency.WithMaxEntries(10_000), idempotency.WithMaxBytes(16<<20),
+		idempotency.WithScopeShare(0.25)) // each client may hold a quarter of it
 	fmt.Println(store.Len(), err)
 	_, err = idempotency.NewMemoryStore(idempotency.WithMaxEntries(0))
 	fmt.Println(err)
@@ -150,66 +149,98 @@ func ExampleMiddleware() {
 	// 400 idempotency: idempotency key required (pass one with retry.WithIdempotencyKey): http 400 Bad Request (idempotency-key-missing)
 }
 
-func ExampleClient() {
+func ExampleMiddleware_clientsApart() {
 	store, _ := idempotency.NewMemoryStore()
-	guard, _ := idempotency.Middleware(store)
-	var calls atomic.Int32
+	guard, _ := idempotency.Middleware(store) // scoped by the request's credentials
 	srv := httptest.NewServer(guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			http.Error(w, "overloaded", http.StatusServiceUnavailable) // a failure: the key is released
-			return
-		}
-		fmt.Fprint(w, "summary of order 4417")
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "for " + r.Header.Get("Authorization")})
+		fmt.Fprintf(w, "order for %s", r.Header.Get("Authorization"))
 	})))
 	defer srv.Close()
 
-	client, _ := idempotency.NewClient(srv.Client(), retry.WithBackoff(backoff.Constant(10*time.Millisecond)))
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"order":4417}`))
-	resp, err := client.Do(req) // one key for the call, kept across the retry
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	fmt.Println(resp.StatusCode, string(body), calls.Load())
-	// Output:
-	// 200 summary of order 4417 2
-}
-
-func ExampleTransport() {
-	var inFlight atomic.Bool
-	inFlight.Store(true)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Println("server got key", r.Header.Get(idempotency.HeaderKey))
-		if inFlight.Swap(false) { // the first request with this key is still running
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusConflict)
-			fmt.Fprint(w, `{"kind":"idempotency-in-progress"}`)
+	send := func(auth string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"item":"book"}`))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set(idempotency.HeaderKey, "order-1") // the same key, the same body
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
 			return
 		}
-		w.Header().Set(idempotency.HeaderReplay, "true")
-		fmt.Fprint(w, "stored result")
-	}))
-	defer srv.Close()
-
-	transport, _ := idempotency.NewTransport(srv.Client().Transport, idempotency.WithPollInterval(10*time.Millisecond))
-	client := &http.Client{Transport: transport}
-	ctx, _ := retry.WithIdempotencyKey(context.Background(), "order-4417-summary")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Println(err)
-		return
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		_, replay := idempotency.ReplayOf(resp)
+		fmt.Printf("%s: %q replay=%v cookies=%d\n", auth, b, replay, len(resp.Cookies()))
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	_, replay := idempotency.ReplayOf(resp)
-	fmt.Println(resp.StatusCode, string(body), replay)
+	send("Bearer alice")
+	send("Bearer bob")   // another client: the handler runs for it
+	send("Bearer alice") // alice's retry: her response, without her session cookie
 	// Output:
-	// server got key order-4417-summary
-	// server got key order-4417-summary
-	// 200 stored result true
+	// Bearer alice: "order for Bearer alice" replay=false cookies=1
+	// Bearer bob: "order for Bearer bob" replay=false cookies=1
+	// Bearer alice: "order for Bearer alice" replay=true cookies=0
+}
+
+func ExampleWithScope() {
+	store, _ := idempotency.NewMemoryStore()
+	type account struct{}
+	// Behind authentication, the account is the client: a refreshed token
+	// does not make its retry another client's request.
+	guard, _ := idempotency.Middleware(store, idempotency.WithScope(func(r *http.Request) string {
+		id, _ := r.Context().Value(account{}).(string)
+		return id
+	}))
+	var runs atomic.Int32
+	h := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "run %d", runs.Add(1)) }))
+	for _, token := range []string{"Bearer old-token", "Bearer refreshed-token"} {
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader("{}"))
+		req = req.WithContext(context.WithValue(req.Context(), account{}, "acct-42"))
+		req.Header.Set("Authorization", token)
+		req.Header.Set(idempotency.HeaderKey, "order-1")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		fmt.Println(rec.Body, "replay:", rec.Header().Get(idempotency.HeaderReplay) == "true")
+	}
+	// Output:
+	// run 1 replay: false
+	// run 1 replay: true
+}
+
+func ExampleWithHook() {
+	store, _ := idempotency.NewMemoryStore()
+	counts := map[idempotency.Outcome]int{} // the hook runs on the request's goroutine
+	guard, _ := idempotency.Middleware(store, idempotency.WithHook(func(r *http.Request, e idempotency.Event) {
+		counts[e.Outcome]++
+		fmt.Println(r.Method, e.Outcome, e.Status)
+	}))
+	h := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+	for _, body := range []string{"book", "book", "pen"} {
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		req.Header.Set(idempotency.HeaderKey, "order-1")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	fmt.Println(counts[idempotency.OutcomeExecuted], counts[idempotency.OutcomeReplayed], counts[idempotency.OutcomeKeyReuse])
+	// Output:
+	// POST executed 201
+	// POST replayed 201
+	// POST key reuse 422
+	// 1 1 1
+}
+
+func ExampleKeyOf() {
+	h := http.Header{}
+	key, err := idempotency.KeyOf(h)
+	fmt.Printf("%q %v\n", key, err) // no key: the client may make one (NewKey)
+	h.Set(idempotency.HeaderKey, `"order \"4417\""`)
+	key, err = idempotency.KeyOf(h)
+	fmt.Printf("%q %v\n", key, err)
+	h.Set(idempotency.HeaderKey, `"order-4417`)
+	_, err = idempotency.KeyOf(h)
+	fmt.Println(errors.Is(err, retry.ErrInvalid), err)
+	// Output:
+	// "" <nil>
+	// "order \"4417\"" <nil>
+	// true idempotency.KeyOf("order-4417): unterminated quoted string
 }
 
 func ExampleClassify() {

@@ -10,7 +10,7 @@ import (
 // execute runs w under the claim this call holds, keeps the claim alive while
 // w runs, and records the outcome. If w panics, the claim is released and the
 // panic goes on.
-func (c *config) execute(ctx context.Context, s Store, key string, claim Record, w work) (res Result, err error) {
+func (c *execConfig) execute(ctx context.Context, s Store, key StoreKey, claim Record, w work) (res Result, err error) {
 	res.Execution = claim.Token
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -39,7 +39,7 @@ func (c *config) execute(ctx context.Context, s Store, key string, claim Record,
 
 // succeeded stores the result, or "not retained" when it exceeds the cap or
 // the store cannot keep it.
-func (c *config) succeeded(ctx context.Context, s Store, key string, claim Record, out output) error {
+func (c *execConfig) succeeded(ctx context.Context, s Store, key StoreKey, claim Record, out output) error {
 	rec := Record{Status: Succeeded, Token: claim.Token, Fingerprint: claim.Fingerprint, Value: out.value}
 	if out.overflow || len(out.value) > c.maxResult {
 		rec.Status, rec.Value = NotRetained, nil
@@ -56,11 +56,11 @@ func (c *config) succeeded(ctx context.Context, s Store, key string, claim Recor
 }
 
 // failed releases the key, or keeps the failure with KeepFailures (if it fits
-// under the cap and in the store), and returns werr with any store failure
-// joined to it.
-func (c *config) failed(ctx context.Context, s Store, key string, claim Record, out output, werr error) error {
+// under the cap and in the store, and may be kept at all), and returns werr
+// with any store failure joined to it.
+func (c *execConfig) failed(ctx context.Context, s Store, key StoreKey, claim Record, out output, werr error) error {
 	var err error
-	if v := c.failValue(out.value, werr); c.keepFailures && len(v) <= c.maxResult && !out.overflow {
+	if v := c.failValue(out.value, werr); c.keepFailures && !out.release && len(v) <= c.maxResult && !out.overflow {
 		err = c.complete(ctx, s, key, Record{Status: Failed, Token: claim.Token, Fingerprint: claim.Fingerprint, Value: v})
 		if errors.Is(err, ErrTooLarge) {
 			err = c.release(ctx, s, key, claim.Token)
@@ -82,13 +82,13 @@ func afterwards(ctx context.Context, d time.Duration) (context.Context, context.
 	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
-func (c *config) complete(ctx context.Context, s Store, key string, rec Record) error {
+func (c *execConfig) complete(ctx context.Context, s Store, key StoreKey, rec Record) error {
 	actx, cancel := afterwards(ctx, c.lease)
 	defer cancel()
 	return s.Complete(actx, key, rec, c.retention)
 }
 
-func (c *config) release(ctx context.Context, s Store, key, token string) error {
+func (c *execConfig) release(ctx context.Context, s Store, key StoreKey, token string) error {
 	actx, cancel := afterwards(ctx, c.lease)
 	defer cancel()
 	return s.Release(actx, key, token)
@@ -98,7 +98,7 @@ func (c *config) release(ctx context.Context, s Store, key, token string) error 
 // claim is lost — it expired, or another execution took the key — it cancels
 // the work's context with an ErrClaimLost cause, since another executor may
 // now be doing the same work. stop waits for the heartbeat to end.
-func (c *config) heartbeat(ctx context.Context, s Store, key, token string, lost context.CancelCauseFunc) (stop func()) {
+func (c *execConfig) heartbeat(ctx context.Context, s Store, key StoreKey, token string, lost context.CancelCauseFunc) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	every := c.lease / 3
 	go func() {
@@ -115,7 +115,7 @@ func (c *config) heartbeat(ctx context.Context, s Store, key, token string, lost
 			err := s.Extend(actx, key, token, c.lease)
 			cancel()
 			if errors.Is(err, ErrClaimLost) {
-				lost(&Error{Reason: ErrClaimLost, Key: key, Execution: token})
+				lost(&Error{Reason: ErrClaimLost, Key: key.Key, Execution: token})
 				return
 			}
 		}

@@ -2,10 +2,13 @@ package idempotency
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/retrykit/retry"
 )
 
 // The parsers of outside input: stored records (a store's bytes may be
@@ -42,15 +45,15 @@ func FuzzRecordUnmarshalBinary(f *testing.F) {
 }
 
 func FuzzDecodeResponse(f *testing.F) {
-	f.Add(encodeResponse(201, http.Header{"Content-Type": {"application/json"}, "X-Many": {"a", "b"}}, []byte(`{"order":1}`)))
-	f.Add(encodeResponse(204, nil, nil))
+	f.Add(encodeResponse(201, http.Header{"Content-Type": {"application/json"}, "X-Many": {"a", "b"}}, []byte(`{"order":1}`), nil))
+	f.Add(encodeResponse(204, nil, nil, nil))
 	f.Add([]byte{responseVersion, 0xc8, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeResponse(b)
 		if err != nil {
 			return
 		}
-		again, err := decodeResponse(encodeResponse(r.status, r.header, r.body))
+		again, err := decodeResponse(encodeResponse(r.status, r.header, r.body, nil))
 		if err != nil {
 			t.Fatalf("a decoded response does not round-trip: %v", err)
 		}
@@ -60,20 +63,23 @@ func FuzzDecodeResponse(f *testing.F) {
 	})
 }
 
-func FuzzParseKeyHeader(f *testing.F) {
+// keyHeader is a header whose Idempotency-Key fields are values.
+func keyHeader(values ...string) http.Header { return http.Header{HeaderKey: values} }
+
+func FuzzKeyOf(f *testing.F) {
 	for _, s := range []string{"abc", `"abc"`, `"a\"b\\c"`, `"abc";x`, `"`, "", strings.Repeat("k", 256), "a\x00b", "ключ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
-		key, err := parseKeyHeader([]string{header})
-		if err != nil {
+		key, err := KeyOf(keyHeader(header))
+		if err != nil || key == "" {
 			return
 		}
 		if ValidateKey(key) != nil || utf8.RuneCountInString(key) > MaxKeyLength {
 			t.Fatalf("accepted key %q breaks the key rules", key)
 		}
 		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
-		if again, err := parseKeyHeader([]string{quoted}); isPrintableASCII(key) && (err != nil || again != key) {
+		if again, err := KeyOf(keyHeader(quoted)); isPrintableASCII(key) && (err != nil || again != key) {
 			t.Fatalf("the quoted form of %q parses as %q, %v", key, again, err)
 		}
 	})
@@ -119,7 +125,7 @@ func FuzzProblemKind(f *testing.F) {
 	})
 }
 
-func TestParseKeyHeader(t *testing.T) {
+func TestKeyOf(t *testing.T) {
 	tests := []struct {
 		name    string
 		values  []string
@@ -128,8 +134,8 @@ func TestParseKeyHeader(t *testing.T) {
 	}{
 		{"a bare token is the key", []string{"order-1"}, "order-1", ""},
 		{"a structured-field string is unquoted", []string{`"order \"1\" \\ x"`}, `order "1" \ x`, ""},
-		{"no field is no key", nil, "", "no Idempotency-Key"},
-		{"an empty field is no key", []string{" "}, "", "no Idempotency-Key"},
+		{"no field is no key, and no error", nil, "", ""},
+		{"an empty field is no key, and no error", []string{" "}, "", ""},
 		{"two fields are refused", []string{"a", "b"}, "", "more than once"},
 		{"a non-ASCII byte in quotes is refused", []string{"\"ключ\""}, "", "printable ASCII"},
 		{"a key of 255 characters is accepted", []string{strings.Repeat("é", 255)}, strings.Repeat("é", 255), ""},
@@ -138,23 +144,28 @@ func TestParseKeyHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseKeyHeader(tt.values)
+			got, err := KeyOf(keyHeader(tt.values...))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseKeyHeader(%q) = %q, %v; want an error containing %q", tt.values, got, err, tt.wantErr)
+				if !errors.Is(err, retry.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("KeyOf(%q) = %q, %v; want an invalid key containing %q", tt.values, got, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("parseKeyHeader(%q) = %q, %v; want %q", tt.values, got, err, tt.want)
+				t.Fatalf("KeyOf(%q) = %q, %v; want %q", tt.values, got, err, tt.want)
 			}
 		})
 	}
 }
 
-func TestStoredResponsesLeaveOutHopByHopFields(t *testing.T) {
-	h := http.Header{"Content-Type": {"text/plain"}, "Connection": {"close"}, "Content-Length": {"2"}, "Date": {"x"}, HeaderReplay: {"true"}}
-	r, err := decodeResponse(encodeResponse(200, h, []byte("ok")))
+func TestStoredResponsesLeaveOutHopByHopAndSessionFields(t *testing.T) {
+	c, err := newMiddlewareConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/plain"}, "Connection": {"close"}, "Content-Length": {"2"}, "Date": {"x"}, HeaderReplay: {"true"},
+		"Set-Cookie": {"session=secret"}, "Authentication-Info": {`nextnonce="x"`}}
+	r, err := decodeResponse(encodeResponse(200, h, []byte("ok"), c.unstored))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,21 +58,21 @@ type faulty struct {
 	completes, releases                          atomic.Int32
 }
 
-func (f *faulty) Claim(ctx context.Context, key string, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
+func (f *faulty) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
 	if f.claimErr != nil {
 		return idempotency.Record{}, false, f.claimErr
 	}
 	return f.Store.Claim(ctx, key, rec, lease)
 }
 
-func (f *faulty) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+func (f *faulty) Extend(ctx context.Context, key idempotency.StoreKey, token string, lease time.Duration) error {
 	if f.extendErr != nil {
 		return f.extendErr
 	}
 	return f.Store.Extend(ctx, key, token, lease)
 }
 
-func (f *faulty) Complete(ctx context.Context, key string, rec idempotency.Record, retention time.Duration) error {
+func (f *faulty) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	f.completes.Add(1)
 	if f.completeErr != nil {
 		return f.completeErr
@@ -80,7 +80,7 @@ func (f *faulty) Complete(ctx context.Context, key string, rec idempotency.Recor
 	return f.Store.Complete(ctx, key, rec, retention)
 }
 
-func (f *faulty) Release(ctx context.Context, key, token string) error {
+func (f *faulty) Release(ctx context.Context, key idempotency.StoreKey, token string) error {
 	f.releases.Add(1)
 	if f.releaseErr != nil {
 		return f.releaseErr

@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash"
+	"io"
 	"strconv"
 
 	"github.com/retrykit/retry"
@@ -74,7 +74,7 @@ func (f Fingerprint) String() string { return hex.EncodeToString(f[:]) }
 // IsZero reports whether f is the zero Fingerprint ("not fingerprinted").
 func (f Fingerprint) IsZero() bool { return f == Fingerprint{} }
 
-func writePart(h hash.Hash, p []byte) {
+func writePart(h io.Writer, p []byte) {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(p)))
 	h.Write(n[:])
@@ -95,6 +95,3 @@ func ValidateKey(key string) error {
 	}
 	return nil
 }
-
-// validKey checks a caller's key with the library's one rule set.
-func validKey(key string) error { return ValidateKey(key) }

@@ -4,135 +4,129 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
-	"fmt"
+	"errors"
 	"hash/maphash"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/retrykit/retry"
 )
 
 // Defaults of the memory store's bounds.
 const (
 	DefaultMaxEntries = 100_000
 	DefaultMaxBytes   = 64 << 20 // 64 MiB
+	DefaultScopeShare = 0.1
 )
 
 // entryOverhead approximates what an entry costs beyond its key, token and
 // value: the map slot, the entry, its heap slot.
 const entryOverhead = 128
 
+// shardCount is the number of locks the store's keys are spread over.
+const shardCount = 16
+
 // MemoryStore is the in-process Store: bounded, expiring, and sharded so
 // that calls with different keys rarely contend. It suits one process, and
 // tests; processes that share keys need a shared store (the Redis store in
 // github.com/retrykit/retry/idempotency/redis).
 //
-// It holds at most MaxEntries records and about MaxBytes bytes. To make room
-// it drops expired records, then the finished records closest to expiry,
-// never a live claim: a claim when it is full of executions in progress fails
-// with ErrFull, and a record too large for it is refused with ErrTooLarge
-// (Do then records the result as not retained). Expired records are dropped
-// when they are met or when room is needed; the bounds hold either way.
+// It holds at most MaxEntries records and about MaxBytes bytes, and each
+// non-empty scope — each client of the middleware — at most its share of
+// both (WithScopeShare; a tenth by default), so that one client cannot take
+// the room of the others. It never drops a record before it expires, since a
+// forgotten record lets a retry run its work again: when there is no room,
+// it refuses. A claim over its scope's share fails with ErrScopeFull (the
+// middleware answers 429), a claim in a full store with ErrFull (503), and a
+// result that does not fit with ErrTooLarge, after which Do and the
+// middleware record it as not retained. The empty scope, which Do and Once
+// use, has no share: only the store's bounds. Expired records are dropped
+// when they are met or when room is needed.
 //
 // Time is read with time.Now, so tests run it on testing/synctest's fake
 // clock. It implements Waiter: a caller waiting for a key in progress wakes
 // when the claim ends. It is safe for concurrent use; its zero value is not
 // usable — call NewMemoryStore.
 type MemoryStore struct {
-	shards []memShard
+	shards [shardCount]memShard
 	seed   maphash.Seed
+	room   room
+	// earliest is no later than the earliest expiry of any entry, in Unix
+	// nanoseconds: a sweep before it would drop nothing, so a client refused
+	// for want of room costs one load, not a visit to every shard.
+	earliest atomic.Int64
 }
 
 type memConfig struct {
-	maxEntries int
+	maxEntries int64
 	maxBytes   int64
+	share      float64
 	err        error
 }
 
 // MemoryOption configures NewMemoryStore.
-type MemoryOption func(*memConfig)
+type MemoryOption interface{ applyMemory(*memConfig) }
+
+type memOption struct{ setting[memConfig] }
+
+func (o memOption) applyMemory(c *memConfig) { o.apply(c, &c.err) }
 
 // WithMaxEntries bounds the number of records (claims and finished) the store
 // holds; at least 1. The default is 100,000.
 func WithMaxEntries(n int) MemoryOption {
-	return func(c *memConfig) {
-		if n < 1 {
-			c.fail("idempotency.WithMaxEntries", n, "must be at least 1")
-			return
-		}
-		c.maxEntries = n
-	}
+	return memOption{setting[memConfig]{"idempotency.WithMaxEntries", n, refuseIf(n < 1, "must be at least 1"),
+		func(c *memConfig) { c.maxEntries = int64(n) }}}
 }
 
 // WithMaxBytes bounds the bytes the store's records take, keys, tokens and
 // values counted, with a small overhead per record; at least 4 KiB. The
 // default is 64 MiB.
 func WithMaxBytes(n int64) MemoryOption {
-	return func(c *memConfig) {
-		if n < 4<<10 {
-			c.fail("idempotency.WithMaxBytes", n, "must be at least 4 KiB")
-			return
-		}
-		c.maxBytes = n
-	}
+	return memOption{setting[memConfig]{"idempotency.WithMaxBytes", n, refuseIf(n < 4<<10, "must be at least 4 KiB"),
+		func(c *memConfig) { c.maxBytes = n }}}
 }
 
-func (c *memConfig) fail(name string, value any, reason string) {
-	if c.err == nil {
-		c.err = invalid(name, value, reason)
+// WithScopeShare sets the fraction of the store's records and bytes that one
+// non-empty scope — one client of the middleware — may hold: more than 0, at
+// most 1. The default, 0.1, lets ten clients fill the store and keeps any one
+// from taking more than a tenth of it; 1 lets each take all of it.
+func WithScopeShare(f float64) MemoryOption {
+	return memOption{setting[memConfig]{"idempotency.WithScopeShare", f, refuseIf(!(f > 0 && f <= 1), "must be more than 0 and at most 1"),
+		func(c *memConfig) { c.share = f }}}
+}
+
+// refuseIf returns the reason a value is refused when bad holds, else nil.
+func refuseIf(bad bool, reason string) error {
+	if bad {
+		return errors.New(reason)
 	}
+	return nil
 }
 
 // NewMemoryStore returns an empty store, or a *retry.InvalidError naming a
 // bad option.
 func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
-	c := memConfig{maxEntries: DefaultMaxEntries, maxBytes: DefaultMaxBytes}
-	for _, o := range opts {
-		if o == nil {
-			c.fail("idempotency.MemoryOption", nil, "must not be nil")
-			continue
-		}
-		o(&c)
-	}
+	c := memConfig{maxEntries: DefaultMaxEntries, maxBytes: DefaultMaxBytes, share: DefaultScopeShare}
+	applyAll("idempotency.MemoryOption", opts, &c.err, func(o MemoryOption) { o.applyMemory(&c) })
 	if c.err != nil {
 		return nil, c.err
 	}
-	n := shardCount(c.maxEntries, c.maxBytes)
-	s := &MemoryStore{shards: make([]memShard, n), seed: maphash.MakeSeed()}
+	s := &MemoryStore{seed: maphash.MakeSeed(), room: room{
+		maxEntries: c.maxEntries, maxBytes: c.maxBytes, scopes: make(map[string]usage),
+		scopeEntries: max(1, int64(math.Floor(c.share*float64(c.maxEntries)))),
+		scopeBytes:   max(entryOverhead, int64(math.Floor(c.share*float64(c.maxBytes)))),
+	}}
 	for i := range s.shards {
-		// Spread the bounds exactly: the shards' limits add up to the store's.
-		entries := c.maxEntries / n
-		if i < c.maxEntries%n {
-			entries++
-		}
-		s.shards[i] = memShard{m: make(map[string]*memEntry), maxEntries: entries, maxBytes: c.maxBytes / int64(n)}
+		s.shards[i] = memShard{m: make(map[StoreKey]*memEntry), room: &s.room, earliest: &s.earliest}
 	}
+	s.earliest.Store(math.MaxInt64)
 	return s, nil
 }
 
-// shardCount is 16, halved while a shard would hold fewer than 64 records or
-// less than two full-size results.
-func shardCount(maxEntries int, maxBytes int64) int {
-	n := 16
-	for n > 1 && (maxEntries/n < 64 || maxBytes/int64(n) < 2*DefaultMaxResultSize) {
-		n /= 2
-	}
-	return n
-}
-
-// shard returns key's shard, or an error for a store not made by
-// NewMemoryStore.
-func (s *MemoryStore) shard(key string) (*memShard, error) {
-	if s == nil || len(s.shards) == 0 {
-		return nil, invalid("MemoryStore", nil, "not made by NewMemoryStore")
-	}
-	return &s.shards[maphash.String(s.seed, key)%uint64(len(s.shards))], nil
-}
-
 // Len returns the number of records held, expired ones not yet dropped
-// included.
+// included; 0 for a store not made by NewMemoryStore.
 func (s *MemoryStore) Len() int {
-	if s == nil {
+	if s == nil || s.room.maxEntries == 0 {
 		return 0
 	}
 	n := 0
@@ -146,26 +140,32 @@ func (s *MemoryStore) Len() int {
 }
 
 // Claim implements Store.
-func (s *MemoryStore) Claim(ctx context.Context, key string, rec Record, lease time.Duration) (Record, bool, error) {
-	if err := checkStoreCall(ctx, key, lease); err != nil {
+func (s *MemoryStore) Claim(ctx context.Context, key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
+	if err := s.check("Claim", ctx, key, lease); err != nil {
 		return Record{}, false, err
 	}
 	if err := rec.Validate(); err != nil || rec.Status != InProgress {
 		return Record{}, false, badRecord("Claim", rec, err)
 	}
-	now := time.Now()
-	sh, err := s.shard(key)
-	if err != nil {
-		return Record{}, false, err
+	got, claimed, err := s.claim(key, rec, lease)
+	if s.roomMade(err) {
+		got, claimed, err = s.claim(key, rec, lease)
 	}
+	return got, claimed, err
+}
+
+// claim is Claim once its arguments are checked.
+func (s *MemoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
+	now := time.Now()
+	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := sh.get(key, now); e != nil {
-		return cloneRecord(e.rec), false, nil
+	if held := sh.get(key, now); held != nil {
+		return cloneRecord(held.rec), false, nil
 	}
 	e := &memEntry{key: key, rec: cloneRecord(rec), expires: now.Add(lease), done: make(chan struct{})}
 	e.size = entrySize(key, e.rec)
-	if err := sh.makeRoom(1, e.size, now); err != nil {
+	if err := s.room.take(key.Scope, 1, e.size); err != nil {
 		return Record{}, false, err
 	}
 	sh.add(e, &sh.claims)
@@ -173,8 +173,11 @@ func (s *MemoryStore) Claim(ctx context.Context, key string, rec Record, lease t
 }
 
 // Extend implements Store.
-func (s *MemoryStore) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	return s.withHolder(ctx, key, token, lease, func(sh *memShard, e *memEntry, now time.Time) error {
+func (s *MemoryStore) Extend(ctx context.Context, key StoreKey, token string, lease time.Duration) error {
+	if err := s.check("Extend", ctx, key, lease); err != nil {
+		return err
+	}
+	return s.holding(key, token, time.Now(), func(sh *memShard, e *memEntry, now time.Time) error {
 		e.expires = now.Add(lease)
 		heap.Fix(&sh.claims, e.index)
 		return nil
@@ -182,56 +185,51 @@ func (s *MemoryStore) Extend(ctx context.Context, key, token string, lease time.
 }
 
 // Complete implements Store.
-func (s *MemoryStore) Complete(ctx context.Context, key string, rec Record, retention time.Duration) error {
+func (s *MemoryStore) Complete(ctx context.Context, key StoreKey, rec Record, retention time.Duration) error {
+	if err := s.check("Complete", ctx, key, retention); err != nil {
+		return err
+	}
 	if err := rec.Validate(); err != nil || !rec.Status.Final() {
-		if cerr := checkStoreCall(ctx, key, retention); cerr != nil {
-			return cerr
-		}
 		return badRecord("Complete", rec, err)
 	}
-	return s.withHolder(ctx, key, rec.Token, retention, func(sh *memShard, e *memEntry, now time.Time) error {
-		return sh.finish(e, rec, now.Add(retention), now)
+	size := entrySize(key, rec)
+	if !s.room.fits(key.Scope, size) {
+		return ErrTooLarge
+	}
+	err := s.complete(key, rec, size, retention)
+	if s.roomMade(err) {
+		err = s.complete(key, rec, size, retention)
+	}
+	if noRoom(err) {
+		return ErrTooLarge
+	}
+	return err
+}
+
+// complete is Complete once its arguments are checked.
+func (s *MemoryStore) complete(key StoreKey, rec Record, size int64, retention time.Duration) error {
+	return s.holding(key, rec.Token, time.Now(), func(sh *memShard, e *memEntry, now time.Time) error {
+		return sh.finish(e, rec, size, now.Add(retention))
 	})
 }
 
 // Release implements Store.
-func (s *MemoryStore) Release(ctx context.Context, key, token string) error {
-	return s.withHolder(ctx, key, token, time.Millisecond, func(sh *memShard, e *memEntry, _ time.Time) error {
+func (s *MemoryStore) Release(ctx context.Context, key StoreKey, token string) error {
+	if err := s.check("Release", ctx, key, time.Millisecond); err != nil {
+		return err
+	}
+	return s.holding(key, token, time.Now(), func(sh *memShard, e *memEntry, _ time.Time) error {
 		sh.remove(e)
 		return nil
 	})
 }
 
-// withHolder runs f, under its shard's lock, on the live claim of key held
-// with token; a claim that is gone, finished or another's is ErrClaimLost.
-// d is the duration the call was given, checked with the arguments.
-func (s *MemoryStore) withHolder(ctx context.Context, key, token string, d time.Duration, f func(*memShard, *memEntry, time.Time) error) error {
-	if err := checkStoreCall(ctx, key, d); err != nil {
-		return err
-	}
-	now := time.Now()
-	sh, err := s.shard(key)
-	if err != nil {
-		return err
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.holder(key, token, now)
-	if e == nil {
-		return ErrClaimLost
-	}
-	return f(sh, e, now)
-}
-
 // Wait implements Waiter.
-func (s *MemoryStore) Wait(ctx context.Context, key string) error {
-	if ctx == nil {
-		return invalid("ctx", nil, "must not be nil")
-	}
-	sh, err := s.shard(key)
-	if err != nil {
+func (s *MemoryStore) Wait(ctx context.Context, key StoreKey) error {
+	if err := s.check("Wait", ctx, key, time.Millisecond); err != nil {
 		return err
 	}
+	sh := s.shard(key)
 	sh.mu.Lock()
 	e := sh.get(key, time.Now())
 	if e == nil || e.rec.Status != InProgress {
@@ -252,23 +250,76 @@ func (s *MemoryStore) Wait(ctx context.Context, key string) error {
 	}
 }
 
-func checkStoreCall(ctx context.Context, key string, d time.Duration) error {
+// check refuses a call on a store not made by NewMemoryStore and bad
+// arguments, and returns the context's error if it is done.
+func (s *MemoryStore) check(method string, ctx context.Context, key StoreKey, d time.Duration) error {
+	var value any
+	var reason string
 	switch {
+	case s == nil || s.room.maxEntries == 0:
+		reason = "the store was not made by NewMemoryStore"
 	case ctx == nil:
-		return invalid("ctx", nil, "must not be nil")
-	case key == "":
-		return invalid("key", "", "must not be empty")
+		reason = "the context must not be nil"
+	case key.Key == "":
+		value, reason = `""`, "the key must not be empty"
 	case d <= 0:
-		return invalid("lease or retention", d, "must be positive")
+		value, reason = d, "the lease or retention must be positive"
+	default:
+		return ctx.Err()
 	}
-	return ctx.Err()
+	return invalid("idempotency.MemoryStore."+method, value, reason)
 }
 
-func badRecord(method string, rec Record, err error) error {
-	if err == nil {
-		err = fmt.Errorf("status %v not accepted by %s", rec.Status, method)
+func (s *MemoryStore) shard(key StoreKey) *memShard {
+	return &s.shards[maphash.Comparable(s.seed, key)%shardCount]
+}
+
+// holding runs f, under its shard's lock, on the live claim of key held with
+// token; a claim that is gone, finished or another's is ErrClaimLost.
+func (s *MemoryStore) holding(key StoreKey, token string, now time.Time, f func(*memShard, *memEntry, time.Time) error) error {
+	sh := s.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.holder(key, token, now)
+	if e == nil {
+		return ErrClaimLost
 	}
-	return &retry.InvalidError{Name: "record", Value: rec.Status, Err: err}
+	return f(sh, e, now)
+}
+
+// roomMade reports whether err refused a call for want of room and a sweep
+// then dropped expired records: worth trying the call once more. (The call
+// cannot sweep itself: it holds one shard's lock.)
+func (s *MemoryStore) roomMade(err error) bool {
+	now := time.Now()
+	return noRoom(err) && now.UnixNano() >= s.earliest.Load() && s.sweep(now)
+}
+
+func noRoom(err error) bool { return err == ErrFull || err == ErrScopeFull }
+
+// sweep drops the expired records of every shard, and reports whether there
+// were any.
+func (s *MemoryStore) sweep(now time.Time) bool {
+	// Entries added from now on lower earliest themselves; those already
+	// in a shard lower it when the sweep visits the shard.
+	s.earliest.Store(math.MaxInt64)
+	dropped := false
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		dropped = sh.dropExpired(now) || dropped
+		sh.mu.Unlock()
+	}
+	return dropped
+}
+
+// badRecord is the error for a record that Validate refused (err), or whose
+// status method does not take.
+func badRecord(method string, rec Record, err error) error {
+	if err != nil {
+		return err
+	}
+	return invalid("idempotency.MemoryStore."+method, rec.Status, method+" does not take a record with this status")
 }
 
 func cloneRecord(r Record) Record {
@@ -276,26 +327,72 @@ func cloneRecord(r Record) Record {
 	return r
 }
 
-func entrySize(key string, r Record) int64 {
-	return int64(len(key) + len(r.Token) + len(r.Value) + entryOverhead)
+func entrySize(key StoreKey, r Record) int64 {
+	return int64(len(key.Scope) + len(key.Key) + len(r.Token) + len(r.Value) + entryOverhead)
 }
 
-// memShard is one lock's share of the store. Claims and finished records are
-// kept in two heaps ordered by expiry: the first are never evicted while
-// live, the second are evicted closest-to-expiry first.
+// room keeps the store's bounds: how much the whole store, and each
+// non-empty scope, holds. Its lock is taken under a shard's, never the
+// other way round.
+type room struct {
+	mu           sync.Mutex
+	entries      int64
+	bytes        int64
+	maxEntries   int64
+	maxBytes     int64
+	scopeEntries int64
+	scopeBytes   int64
+	scopes       map[string]usage
+}
+
+type usage struct{ entries, bytes int64 }
+
+// fits reports whether a record of size bytes could ever be kept in scope.
+func (r *room) fits(scope string, size int64) bool {
+	return size <= r.maxBytes && (scope == "" || size <= r.scopeBytes)
+}
+
+// take counts n more records and size more bytes for scope, or refuses with
+// the bound they would exceed: the scope's share (ErrScopeFull) first, then
+// the store's (ErrFull). A negative size gives bytes back and always fits.
+func (r *room) take(scope string, n, size int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.scopes[scope]
+	grows := n > 0 || size > 0
+	switch {
+	case grows && scope != "" && (u.entries+n > r.scopeEntries || u.bytes+size > r.scopeBytes):
+		return ErrScopeFull
+	case grows && (r.entries+n > r.maxEntries || r.bytes+size > r.maxBytes):
+		return ErrFull
+	}
+	r.entries, r.bytes = r.entries+n, r.bytes+size
+	if scope != "" {
+		u.entries, u.bytes = u.entries+n, u.bytes+size
+		if u.entries == 0 {
+			delete(r.scopes, scope)
+		} else {
+			r.scopes[scope] = u
+		}
+	}
+	return nil
+}
+
+// memShard is one lock's share of the store's keys. Claims and finished
+// records are kept in two heaps ordered by expiry, so that the expired ones
+// are found at the top.
 type memShard struct {
-	mu         sync.Mutex
-	m          map[string]*memEntry
-	claims     entryHeap
-	records    entryHeap
-	bytes      int64
-	maxEntries int
-	maxBytes   int64
-	_          [64]byte // keep shards on separate cache lines
+	mu       sync.Mutex
+	m        map[StoreKey]*memEntry
+	claims   entryHeap
+	records  entryHeap
+	room     *room
+	earliest *atomic.Int64 // the store's
+	_        [64]byte      // keep shards on separate cache lines
 }
 
 type memEntry struct {
-	key     string
+	key     StoreKey
 	rec     Record
 	expires time.Time
 	done    chan struct{} // a claim's: closed when the claim ends
@@ -304,7 +401,7 @@ type memEntry struct {
 }
 
 // get returns key's live entry, dropping it if it expired.
-func (sh *memShard) get(key string, now time.Time) *memEntry {
+func (sh *memShard) get(key StoreKey, now time.Time) *memEntry {
 	e := sh.m[key]
 	if e != nil && !now.Before(e.expires) {
 		sh.remove(e)
@@ -314,7 +411,7 @@ func (sh *memShard) get(key string, now time.Time) *memEntry {
 }
 
 // holder returns key's live claim if token holds it.
-func (sh *memShard) holder(key, token string, now time.Time) *memEntry {
+func (sh *memShard) holder(key StoreKey, token string, now time.Time) *memEntry {
 	e := sh.get(key, now)
 	if e == nil || e.rec.Status != InProgress || e.rec.Token != token {
 		return nil
@@ -322,12 +419,25 @@ func (sh *memShard) holder(key, token string, now time.Time) *memEntry {
 	return e
 }
 
+// add adds e, whose room was taken, to the shard and to h.
 func (sh *memShard) add(e *memEntry, h *entryHeap) {
 	sh.m[e.key] = e
 	heap.Push(h, e)
-	sh.bytes += e.size
+	sh.expiresAt(e.expires)
 }
 
+// expiresAt lowers the store's earliest expiry to t if t is earlier.
+func (sh *memShard) expiresAt(t time.Time) {
+	ns := t.UnixNano()
+	for {
+		old := sh.earliest.Load()
+		if ns >= old || sh.earliest.CompareAndSwap(old, ns) {
+			return
+		}
+	}
+}
+
+// remove drops e and gives its room back.
 func (sh *memShard) remove(e *memEntry) {
 	delete(sh.m, e.key)
 	if e.done != nil {
@@ -336,45 +446,37 @@ func (sh *memShard) remove(e *memEntry) {
 	} else {
 		heap.Remove(&sh.records, e.index)
 	}
-	sh.bytes -= e.size
+	_ = sh.room.take(e.key.Scope, -1, -e.size)
 }
 
-// finish turns the claim e into the final record rec, making room for it.
-func (sh *memShard) finish(e *memEntry, rec Record, expires, now time.Time) error {
-	size := entrySize(e.key, rec)
-	if size > sh.maxBytes {
-		return ErrTooLarge
+// finish turns the claim e into the final record rec of size bytes, if
+// there is room for the difference.
+func (sh *memShard) finish(e *memEntry, rec Record, size int64, expires time.Time) error {
+	if err := sh.room.take(e.key.Scope, 0, size-e.size); err != nil {
+		return err
 	}
-	// Take the claim out of the accounting while room is made, so that it
-	// cannot be evicted; put it back if there is none.
 	heap.Remove(&sh.claims, e.index)
-	sh.bytes -= e.size
-	if err := sh.makeRoom(0, size, now); err != nil {
-		heap.Push(&sh.claims, e)
-		sh.bytes += e.size
-		return ErrTooLarge
-	}
 	close(e.done)
 	e.done, e.rec, e.expires, e.size = nil, cloneRecord(rec), expires, size
 	heap.Push(&sh.records, e)
-	sh.bytes += size
+	sh.expiresAt(expires)
 	return nil
 }
 
-// makeRoom drops expired claims and then finished records, closest to expiry
-// first, until entries more records of size more bytes fit.
-func (sh *memShard) makeRoom(entries int, size int64, now time.Time) error {
-	for len(sh.m)+entries > sh.maxEntries || sh.bytes+size > sh.maxBytes {
-		switch {
-		case len(sh.claims) > 0 && !now.Before(sh.claims[0].expires):
-			sh.remove(sh.claims[0])
-		case len(sh.records) > 0:
-			sh.remove(sh.records[0])
-		default:
-			return ErrFull
+// dropExpired drops the expired claims and records, reports whether there
+// were any, and lowers the store's earliest expiry to the shard's.
+func (sh *memShard) dropExpired(now time.Time) bool {
+	dropped := false
+	for _, h := range []*entryHeap{&sh.claims, &sh.records} {
+		for len(*h) > 0 && !now.Before((*h)[0].expires) {
+			sh.remove((*h)[0])
+			dropped = true
+		}
+		if len(*h) > 0 {
+			sh.expiresAt((*h)[0].expires)
 		}
 	}
-	return nil
+	return dropped
 }
 
 // entryHeap orders entries by expiry; each entry knows its index.

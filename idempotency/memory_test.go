@@ -2,7 +2,9 @@ package idempotency_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,66 +20,78 @@ func TestMemoryStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) idempotency.Store { return newMemory(t) })
 }
 
-func TestMemoryStoreConformanceWithOneShard(t *testing.T) {
+func TestMemoryStoreConformanceWithTinyShares(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) idempotency.Store {
-		return newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(4<<20))
+		return newMemory(t, idempotency.WithScopeShare(0.01))
 	})
 }
 
-func claim(t *testing.T, s idempotency.Store, key, token string, lease time.Duration) bool {
+func sk(key string) idempotency.StoreKey { return idempotency.StoreKey{Key: key} }
+
+func claim(t *testing.T, s idempotency.Store, key idempotency.StoreKey, token string, lease time.Duration) error {
 	t.Helper()
 	_, ok, err := s.Claim(t.Context(), key, idempotency.Record{Status: idempotency.InProgress, Token: token}, lease)
-	require.NoError(t, err)
-	return ok
+	if err == nil && !ok {
+		t.Fatalf("Claim(%+q) found the key held", key)
+	}
+	return err
 }
 
-func finish(t *testing.T, s idempotency.Store, key, token string, value []byte, retention time.Duration) {
+func finish(t *testing.T, s idempotency.Store, key idempotency.StoreKey, token string, value []byte, retention time.Duration) {
 	t.Helper()
 	require.NoError(t, s.Complete(t.Context(), key, idempotency.Record{Status: idempotency.Succeeded, Token: token, Value: value}, retention))
 }
 
 func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
-	t.Run("finished records closest to expiry make room for new claims", func(t *testing.T) {
+	t.Run("a full store refuses new claims rather than forget a finished record before it expires", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newMemory(t, idempotency.WithMaxEntries(3))
 			for i, retention := range []time.Duration{3 * time.Hour, time.Hour, 2 * time.Hour} {
-				key := fmt.Sprint("k", i)
-				require.True(t, claim(t, s, key, "t", time.Minute))
+				key := sk(fmt.Sprint("k", i))
+				require.NoError(t, claim(t, s, key, "t", time.Minute))
 				finish(t, s, key, "t", nil, retention)
 			}
-			require.True(t, claim(t, s, "new", "t", time.Minute))
+			require.ErrorIs(t, claim(t, s, sk("new"), "t", time.Minute), idempotency.ErrFull)
+			_, err := idempotency.Do(t.Context(), s, "new", fp, (&counter{}).fn)
+			require.ErrorIs(t, err, idempotency.ErrStore)
+			require.ErrorIs(t, err, idempotency.ErrFull, "Do says why, and ran nothing")
+			for i := range 3 {
+				rec, held, err := s.Claim(t.Context(), sk(fmt.Sprint("k", i)), idempotency.Record{Status: idempotency.InProgress, Token: "again"}, time.Minute)
+				require.NoError(t, err)
+				assert.False(t, held, "k%d is still there", i)
+				assert.Equal(t, idempotency.Succeeded, rec.Status)
+			}
+			time.Sleep(time.Hour) // k1 expires: its room is free again
+			require.NoError(t, claim(t, s, sk("new"), "t", time.Minute))
 			assert.Equal(t, 3, s.Len())
-			assert.True(t, claim(t, s, "k1", "again", time.Minute), "k1, closest to expiry, was evicted")
-			assert.False(t, claim(t, s, "k0", "again", time.Minute), "k0 was kept")
 		})
 	})
-	t.Run("live claims are never evicted: a full store refuses new claims", func(t *testing.T) {
+	t.Run("live claims hold their room until they end or expire", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newMemory(t, idempotency.WithMaxEntries(2))
-			require.True(t, claim(t, s, "a", "t", time.Minute))
-			require.True(t, claim(t, s, "b", "t", time.Minute))
-			_, _, err := s.Claim(t.Context(), "c", idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
-			require.ErrorIs(t, err, idempotency.ErrFull)
-			_, err = idempotency.Do(t.Context(), s, "c", fp, (&counter{}).fn)
-			require.ErrorIs(t, err, idempotency.ErrStore)
-			require.ErrorIs(t, err, idempotency.ErrFull)
+			require.NoError(t, claim(t, s, sk("a"), "t", time.Minute))
+			require.NoError(t, claim(t, s, sk("b"), "t", time.Minute))
+			require.ErrorIs(t, claim(t, s, sk("c"), "t", time.Minute), idempotency.ErrFull)
+			require.NoError(t, s.Release(t.Context(), sk("a"), "t"))
+			require.NoError(t, claim(t, s, sk("c"), "t", time.Minute), "a released claim makes room at once")
 			time.Sleep(time.Minute) // the claims expire and make room
-			assert.True(t, claim(t, s, "c", "t", time.Minute))
+			require.NoError(t, claim(t, s, sk("d"), "t", time.Minute))
+			require.NoError(t, claim(t, s, sk("e"), "t", time.Minute))
 		})
 	})
-	t.Run("the byte bound evicts records and refuses one larger than the store", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(64<<10))
-		for i := range 10 {
-			key := fmt.Sprint("k", i)
-			require.True(t, claim(t, s, key, "t", time.Minute))
+	t.Run("a record larger than the room left is refused, and its claim kept", func(t *testing.T) {
+		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(64<<10), idempotency.WithScopeShare(1))
+		for i := range 6 {
+			key := sk(fmt.Sprint("k", i))
+			require.NoError(t, claim(t, s, key, "t", time.Minute))
 			finish(t, s, key, "t", make([]byte, 10<<10), time.Hour)
 		}
-		assert.LessOrEqual(t, s.Len(), 6, "64 KiB hold at most six 10 KiB records")
-		require.True(t, claim(t, s, "huge", "t", time.Minute))
-		err := s.Complete(t.Context(), "huge", idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: make([]byte, 65<<10)}, time.Hour)
-		require.ErrorIs(t, err, idempotency.ErrTooLarge)
-		require.NoError(t, s.Complete(t.Context(), "huge", idempotency.Record{Status: idempotency.NotRetained, Token: "t"}, time.Hour),
+		require.NoError(t, claim(t, s, sk("big"), "t", time.Minute))
+		err := s.Complete(t.Context(), sk("big"), idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: make([]byte, 10<<10)}, time.Hour)
+		require.ErrorIs(t, err, idempotency.ErrTooLarge, "64 KiB hold six 10 KiB records, not seven")
+		require.NoError(t, s.Complete(t.Context(), sk("big"), idempotency.Record{Status: idempotency.NotRetained, Token: "t"}, time.Hour),
 			"the claim survives a refusal, for a NotRetained record")
+		assert.Equal(t, 7, s.Len(), "nothing was dropped to make room")
 	})
 	t.Run("Do records a result the store cannot hold as not retained", func(t *testing.T) {
 		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(64<<10))
@@ -90,6 +104,55 @@ func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 	})
 }
 
+func TestMemoryStoreBoundsEachScope(t *testing.T) {
+	t.Run("a scope at its share is refused, and other scopes are untouched", func(t *testing.T) {
+		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithScopeShare(0.1))
+		victim := idempotency.StoreKey{Scope: "victim", Key: "order-1"}
+		require.NoError(t, claim(t, s, victim, "t", time.Minute))
+		finish(t, s, victim, "t", []byte("receipt"), time.Hour)
+		for i := range 10 {
+			require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "flood", Key: fmt.Sprint(i)}, "t", time.Minute))
+		}
+		err := claim(t, s, idempotency.StoreKey{Scope: "flood", Key: "10"}, "t", time.Minute)
+		require.ErrorIs(t, err, idempotency.ErrScopeFull, "ten records are a tenth of a hundred")
+		rec, held, err := s.Claim(t.Context(), victim, idempotency.Record{Status: idempotency.InProgress, Token: "retry"}, time.Minute)
+		require.NoError(t, err)
+		assert.False(t, held)
+		assert.Equal(t, "receipt", string(rec.Value), "the victim's record is intact")
+		require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "other", Key: "1"}, "t", time.Minute), "another scope still claims")
+	})
+	t.Run("a scope's share bounds its bytes too", func(t *testing.T) {
+		s := newMemory(t, idempotency.WithMaxBytes(1<<20), idempotency.WithScopeShare(0.25))
+		k := idempotency.StoreKey{Scope: "a", Key: "big"}
+		require.NoError(t, claim(t, s, k, "t", time.Minute))
+		err := s.Complete(t.Context(), k, idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: make([]byte, 300<<10)}, time.Hour)
+		require.ErrorIs(t, err, idempotency.ErrTooLarge, "300 KiB is more than a quarter of 1 MiB")
+		other := idempotency.StoreKey{Scope: "b", Key: "big"}
+		require.NoError(t, claim(t, s, other, "t", time.Minute))
+		finish(t, s, other, "t", make([]byte, 200<<10), time.Hour)
+	})
+	t.Run("the unscoped keys of Do and Once have no share: only the store's bounds", func(t *testing.T) {
+		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithScopeShare(0.1))
+		for i := range 100 {
+			require.NoError(t, claim(t, s, sk(fmt.Sprint(i)), "t", time.Minute))
+		}
+		require.ErrorIs(t, claim(t, s, sk("100"), "t", time.Minute), idempotency.ErrFull)
+	})
+	t.Run("a scope's expired records give its share back", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newMemory(t, idempotency.WithMaxEntries(10), idempotency.WithScopeShare(0.2))
+			for i := range 2 {
+				k := idempotency.StoreKey{Scope: "a", Key: fmt.Sprint(i)}
+				require.NoError(t, claim(t, s, k, "t", time.Minute))
+				finish(t, s, k, "t", nil, time.Hour)
+			}
+			require.ErrorIs(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: "2"}, "t", time.Minute), idempotency.ErrScopeFull)
+			time.Sleep(time.Hour)
+			require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: "2"}, "t", time.Minute))
+		})
+	})
+}
+
 func TestNewMemoryStoreRejectsBadBounds(t *testing.T) {
 	tests := []struct {
 		name string
@@ -98,7 +161,10 @@ func TestNewMemoryStoreRejectsBadBounds(t *testing.T) {
 	}{
 		{"zero entries", idempotency.WithMaxEntries(0), "idempotency.WithMaxEntries(0): must be at least 1"},
 		{"a byte bound under 4 KiB", idempotency.WithMaxBytes(100), "idempotency.WithMaxBytes(100): must be at least 4 KiB"},
-		{"a nil option", nil, "must not be nil"},
+		{"a zero share", idempotency.WithScopeShare(0), "idempotency.WithScopeShare(0): must be more than 0 and at most 1"},
+		{"a share over 1", idempotency.WithScopeShare(1.5), "idempotency.WithScopeShare(1.5): must be more than 0 and at most 1"},
+		{"a share that is not a number", idempotency.WithScopeShare(math.NaN()), "idempotency.WithScopeShare(NaN)"},
+		{"a nil option", nil, "idempotency.MemoryOption(<nil>): must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,12 +178,12 @@ func TestNewMemoryStoreRejectsBadBounds(t *testing.T) {
 func TestStoresNotMadeByTheirConstructorAreErrorsNotPanics(t *testing.T) {
 	for name, s := range map[string]*idempotency.MemoryStore{"the zero MemoryStore": {}, "a nil MemoryStore": nil} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := s.Claim(t.Context(), "k", idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
+			_, _, err := s.Claim(t.Context(), sk("k"), idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
 			require.ErrorIs(t, err, retry.ErrInvalid)
-			require.ErrorIs(t, s.Extend(t.Context(), "k", "t", time.Minute), retry.ErrInvalid)
-			require.ErrorIs(t, s.Complete(t.Context(), "k", idempotency.Record{Status: idempotency.Succeeded, Token: "t"}, time.Minute), retry.ErrInvalid)
-			require.ErrorIs(t, s.Release(t.Context(), "k", "t"), retry.ErrInvalid)
-			require.ErrorIs(t, s.Wait(t.Context(), "k"), retry.ErrInvalid)
+			require.ErrorIs(t, s.Extend(t.Context(), sk("k"), "t", time.Minute), retry.ErrInvalid)
+			require.ErrorIs(t, s.Complete(t.Context(), sk("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "t"}, time.Minute), retry.ErrInvalid)
+			require.ErrorIs(t, s.Release(t.Context(), sk("k"), "t"), retry.ErrInvalid)
+			require.ErrorIs(t, s.Wait(t.Context(), sk("k")), retry.ErrInvalid)
 			assert.Zero(t, s.Len())
 			_, err = idempotency.Do(t.Context(), s, "k", fp, (&counter{}).fn)
 			require.ErrorIs(t, err, idempotency.ErrStore)
@@ -125,16 +191,22 @@ func TestStoresNotMadeByTheirConstructorAreErrorsNotPanics(t *testing.T) {
 	}
 }
 
+// BenchmarkMemoryStoreClaimAndComplete claims and completes keys from a set
+// of 50,000 whose records expire at once: the store's steady state, each
+// claim finding the key's expired record and taking its place.
 func BenchmarkMemoryStoreClaimAndComplete(b *testing.B) {
 	s := newMemory(b)
+	keys := make([]idempotency.StoreKey, 50_000)
+	for i := range keys {
+		keys[i] = idempotency.StoreKey{Scope: fmt.Sprint("client-", i%100), Key: fmt.Sprint("k", i)}
+	}
+	var next atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		i := 0
 		for pb.Next() {
-			key := fmt.Sprint("k", i, "-", &i)
-			i++
+			key := keys[next.Add(1)%int64(len(keys))]
 			_, _, _ = s.Claim(b.Context(), key, idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
-			_ = s.Complete(b.Context(), key, idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: []byte("v")}, time.Minute)
+			_ = s.Complete(b.Context(), key, idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: []byte("v")}, time.Nanosecond)
 		}
 	})
 }

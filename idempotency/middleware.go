@@ -4,29 +4,21 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
-)
+	"time"
 
-// Header fields of the idempotency protocol.
-const (
-	// HeaderKey carries the client's idempotency key (IETF
-	// draft-ietf-httpapi-idempotency-key-header; Stripe), as a token or a
-	// quoted structured-field string.
-	HeaderKey = "Idempotency-Key"
-	// HeaderReplay is "true" on a response that replays a stored one.
-	HeaderReplay = "Idempotent-Replay"
-	// HeaderReplayOf is, on a replay, the id of the original execution.
-	HeaderReplayOf = "Idempotent-Replay-Of"
+	"github.com/retrykit/retry"
 )
 
 // Middleware returns a net/http middleware that makes the requests it guards
 // — POST and PATCH by default (WithMethods) — safe to retry, keyed by their
-// Idempotency-Key header:
+// Idempotency-Key header within their client's scope:
 //
 //	no key (unless KeyOptional), or a bad one  400 problem
 //	a body over WithMaxRequestBody             413 problem
@@ -38,31 +30,49 @@ const (
 //	                                           with Retry-After
 //	the same key with a different request      422 problem, kind idempotency-key-reuse
 //	a repeat of a response over the cap        409 problem, kind idempotency-response-not-retained
-//	the store failing                          503 problem, with Retry-After
+//	a client over its share of the store       429 problem, kind idempotency-scope-full,
+//	                                           with Retry-After
+//	the store failing, or full                 503 problem, with Retry-After
 //
 // Errors are problem details (RFC 9457, application/problem+json) with a
 // "kind" member (see the Kind… constants). A request is the same as an
 // earlier one when their fingerprints match (WithFingerprint; by default the
 // method, path, query and body bytes).
 //
+// Clients are kept apart by default. A key lives in its client's scope, and
+// the default scope is a digest of the request's credentials — its
+// Authorization, Proxy-Authorization and cookies (WithScopeCookies) — so a
+// request with other credentials never gets another client's response, nor
+// a 422 that would tell it another client used the key: for it the key is
+// new. Requests without credentials are all one client. The middleware does
+// not authenticate; it only keeps apart what the
+// request says about who sends it. WithScope replaces the digest with the
+// caller's notion of a client — the authenticated account, typically, so
+// that a client whose token was refreshed between two retries still gets its
+// replay — or, returning "", with one scope for all (a single-tenant
+// service). The scope is part of the store key, not of the fingerprint.
+//
 // The first response is streamed to its client as the handler writes it,
-// and recorded up to the retention cap. A response with status 5xx, 408 or 429
-// is a failure: it releases the key so that the client's retry runs the
-// handler again (or, with KeepFailures, is stored and replayed like any
-// other). A handler that panics, or that returns without answering once its
+// and recorded up to the retention cap, without the header fields that are a
+// session's rather than the response's (Set-Cookie and the others of
+// WithUnstoredHeaders) and without hop-by-hop fields. A response with status
+// 5xx, 408 or 429 is a failure: it releases the key so that the client's
+// retry runs the handler again (or, with KeepFailures, is stored and replayed
+// like any other). An authentication failure — 401, 403 or 407 — always
+// releases the key, so that a retry with fresh credentials runs the handler.
+// A handler that panics, or that returns without answering once its
 // request's context is done, releases the key.
 //
-// Keys are shared by every client unless WithScope partitions them: without
-// it, a client that learns another's key can replay its response.
-func Middleware(s Store, opts ...Option) (func(http.Handler) http.Handler, error) {
-	c, err := newConfig(forMiddleware, opts)
+// A nil store, or a bad option, is a *retry.InvalidError. The middleware
+// given a nil handler answers every guarded request it would run with 500.
+func Middleware(s Store, opts ...MiddlewareOption) (func(http.Handler) http.Handler, error) {
+	c, err := newMiddlewareConfig(opts)
+	if err == nil && s == nil {
+		err = invalid("idempotency.Middleware", nil, "the store must not be nil")
+	}
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, invalid("store", nil, "must not be nil")
-	}
-	c.failValue = func(v []byte, _ error) []byte { return v }
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			next = http.HandlerFunc(noHandler)
@@ -76,74 +86,91 @@ func noHandler(w http.ResponseWriter, _ *http.Request) {
 }
 
 type guard struct {
-	c    *config
+	c    *middlewareConfig
 	s    Store
 	next http.Handler
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if w == nil || r == nil || r.URL == nil {
+		return // not a request net/http would serve: nothing to answer
+	}
 	if !slices.Contains(g.c.methods, r.Method) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	key, err := parseKeyHeader(r.Header.Values(HeaderKey))
+	key, err := KeyOf(r.Header)
+	var bad *retry.InvalidError
 	switch {
-	case errors.Is(err, errNoKey) && g.c.keyOptional:
+	case errors.As(err, &bad):
+		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyInvalid,
+			"the Idempotency-Key header is invalid: "+bad.Err.Error(), 0)
+		return
+	case key == "" && g.c.keyOptional:
 		g.next.ServeHTTP(w, r)
 		return
-	case errors.Is(err, errNoKey):
-		writeProblem(w, http.StatusBadRequest, KindKeyMissing, "this request needs an Idempotency-Key header", 0)
-		return
-	case err != nil:
-		writeProblem(w, http.StatusBadRequest, KindKeyInvalid, err.Error(), 0)
+	case key == "":
+		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyMissing,
+			"this request needs an Idempotency-Key header", 0)
 		return
 	}
-	body, ok := readBody(w, r, g.c.maxBody)
+	body, ok := g.readBody(w, r, key)
 	if !ok {
 		return
 	}
-	g.serve(w, r, g.storeKey(r, key), g.c.fingerprint(r, body), body)
+	g.serve(w, r, StoreKey{Scope: g.c.scopeOf(r), Key: key}, g.c.fingerprint(r, body), body)
 }
 
 // serve claims the key and runs the handler, or answers from the record.
-func (g *guard) serve(w http.ResponseWriter, r *http.Request, key string, fp Fingerprint, body []byte) {
+func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp Fingerprint, body []byte) {
 	claim := Record{Status: InProgress, Token: rand.Text(), Fingerprint: fp}
 	rec, claimed, err := g.s.Claim(r.Context(), key, claim, g.c.lease)
 	switch {
+	case errors.Is(err, ErrScopeFull):
+		g.refuse(w, r, Event{Outcome: OutcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, KindScopeFull,
+			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.retryAfter)
 	case err != nil:
-		writeProblem(w, http.StatusServiceUnavailable, KindStoreUnavailable, "the idempotency store failed; nothing was run", g.c.retryAfter)
+		g.refuse(w, r, Event{Outcome: OutcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, KindStoreUnavailable,
+			storeFailure(err), g.c.retryAfter)
 	case claimed:
 		g.run(w, r, key, claim, body)
 	default:
-		g.answer(w, rec, fp)
+		g.answer(w, r, key.Key, rec, fp)
 	}
+}
+
+func storeFailure(err error) string {
+	if errors.Is(err, ErrFull) {
+		return "the idempotency store is full; nothing was run"
+	}
+	return "the idempotency store failed; nothing was run"
 }
 
 // run executes the handler under the claim, streaming its response to the
 // client and recording it.
-func (g *guard) run(w http.ResponseWriter, r *http.Request, key string, claim Record, body []byte) {
-	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult}
+func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
+	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.unstored}
 	// The outcome is recorded, or the key released, by execute; a store
 	// failure at that point cannot change a response already sent.
-	_, _ = g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
+	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
 		req := r.WithContext(ctx)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		g.next.ServeHTTP(rw, req)
-		if rw.status == 0 && ctx.Err() != nil {
-			// The handler gave up with its request and answered nothing:
-			// not a result to replay.
-			return output{}, context.Cause(ctx)
-		}
-		out := rw.output()
-		if failedStatus(rw.status) {
-			return out, errHandlerFailed
-		}
-		return out, nil
+		return rw.outcome(ctx)
 	})
+	e := Event{Outcome: OutcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
+	var ierr *Error
+	if errors.As(err, &ierr) {
+		e.Err = ierr // the store failed to record or release it
+	}
+	g.report(r, e)
 }
 
-var errHandlerFailed = errors.New("handler answered with a failure status")
+var (
+	errHandlerFailed = errors.New("handler answered with a failure status")
+	errAuthFailed    = errors.New("handler refused the request's credentials")
+)
 
 // failedStatus reports a response that says the request may succeed if sent
 // again, which must not be replayed in its place.
@@ -151,65 +178,84 @@ func failedStatus(code int) bool {
 	return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
 }
 
+// authFailure reports a response about the request's credentials rather than
+// the request: another try with other credentials is another request.
+func authFailure(code int) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusProxyAuthRequired
+}
+
 // answer responds from a record this request did not claim.
-func (g *guard) answer(w http.ResponseWriter, rec Record, fp Fingerprint) {
+func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec Record, fp Fingerprint) {
+	e := Event{Key: key, Execution: rec.Token}
 	switch {
 	case rec.Fingerprint != fp:
-		writeProblem(w, http.StatusUnprocessableEntity, KindKeyReuse,
+		e.Outcome, e.Status = OutcomeKeyReuse, http.StatusUnprocessableEntity
+		g.refuse(w, r, e, KindKeyReuse,
 			"this Idempotency-Key was used with a different request; send the original request unchanged, or a new key for a new request", 0)
 	case rec.Status == InProgress:
-		writeProblem(w, http.StatusConflict, KindInProgress,
+		e.Outcome, e.Status = OutcomeInProgress, http.StatusConflict
+		g.refuse(w, r, e, KindInProgress,
 			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.retryAfter)
 	case rec.Status == NotRetained:
-		writeProblem(w, http.StatusConflict, KindNotRetained,
+		e.Outcome, e.Status = OutcomeNotRetained, http.StatusConflict
+		g.refuse(w, r, e, KindNotRetained,
 			"the request with this Idempotency-Key succeeded, but its response was too large to keep for replay", 0)
 	default:
-		g.replay(w, rec)
+		g.replay(w, r, e, rec)
 	}
 }
 
-func (g *guard) replay(w http.ResponseWriter, rec Record) {
+// replay answers with the stored response, leaving out the fields that must
+// not be replayed even if a record written elsewhere kept them.
+func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Record) {
 	resp, err := decodeResponse(rec.Value)
 	if err != nil {
-		writeProblem(w, http.StatusServiceUnavailable, KindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
+		e.Outcome, e.Status, e.Err = OutcomeStoreFailed, http.StatusServiceUnavailable, err
+		g.refuse(w, r, e, KindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
 		return
 	}
 	h := w.Header()
 	for name, values := range resp.header {
-		h[name] = values
+		if !g.c.unstored[http.CanonicalHeaderKey(name)] {
+			h[name] = values
+		}
 	}
 	h.Set(HeaderReplay, "true")
 	h.Set(HeaderReplayOf, rec.Token)
 	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
+	e.Outcome, e.Status = OutcomeReplayed, resp.status
+	g.report(r, e)
 }
 
-// storeKey scopes the client's key; the length prefix keeps scopes apart
-// whatever characters they contain.
-func (g *guard) storeKey(r *http.Request, key string) string {
-	if g.c.scope == nil {
-		return key
+// refuse answers with problem details of e.Status and reports e.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, e Event, kind, detail string, retryAfter time.Duration) {
+	writeProblem(w, e.Status, kind, detail, retryAfter)
+	g.report(r, e)
+}
+
+func (g *guard) report(r *http.Request, e Event) {
+	if g.c.hook != nil {
+		g.c.hook(r, e)
 	}
-	scope := g.c.scope(r)
-	return strconv.Itoa(len(scope)) + ":" + scope + ":" + key
 }
 
-// readBody reads the whole body, up to max bytes; it answers the request
+// readBody reads the whole body, up to the limit; it answers the request
 // itself and reports false when it cannot.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]byte, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.c.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		writeProblem(w, http.StatusRequestEntityTooLarge, KindRequestTooLarge,
-			"the body is larger than the "+strconv.FormatInt(max, 10)+" bytes read to fingerprint a request", 0)
+		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, KindRequestTooLarge,
+			"the body is larger than the "+strconv.FormatInt(g.c.maxBody, 10)+" bytes read to fingerprint a request", 0)
 		return nil, false
 	case err != nil:
-		writeProblem(w, http.StatusBadRequest, "", "the request body could not be read", 0)
+		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)
 		return nil, false
 	}
 	return body, true
@@ -220,55 +266,41 @@ func requestFingerprint(r *http.Request, body []byte) Fingerprint {
 	return NewFingerprint([]byte(r.Method), []byte(r.URL.EscapedPath()), []byte(r.URL.RawQuery), body)
 }
 
-var errNoKey = errors.New("no Idempotency-Key")
-
-// parseKeyHeader reads the Idempotency-Key field: a bare token, as Stripe's
-// clients send it, or a structured-field string (RFC 8941), as the IETF
-// draft specifies; either way a key the library accepts (idempotency.ValidateKey).
-func parseKeyHeader(values []string) (string, error) {
-	switch {
-	case len(values) == 0 || len(values) == 1 && strings.TrimSpace(values[0]) == "":
-		return "", errNoKey
-	case len(values) > 1:
-		return "", errors.New("Idempotency-Key sent more than once")
+// scopeOf returns the scope of the request's key: WithScope's, or the digest
+// of its credentials.
+func (c *middlewareConfig) scopeOf(r *http.Request) string {
+	if c.scope != nil {
+		return c.scope(r)
 	}
-	key := strings.TrimSpace(values[0])
-	if strings.HasPrefix(key, `"`) {
-		var err error
-		if key, err = parseSFString(key); err != nil {
-			return "", err
+	h := sha256.New()
+	writePart(h, []byte("idempotency scope v1")) // a digest of this, not a bare hash of a token
+	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
+		for _, v := range r.Header.Values(name) {
+			writePart(h, []byte(name))
+			writePart(h, []byte(v))
 		}
 	}
-	if err := validKey(key); err != nil {
-		return "", err
-	}
-	return key, nil
+	c.writeCookies(h, r)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-// parseSFString decodes a structured-field string: printable ASCII between
-// double quotes, with \" and \\ escapes, and nothing after it.
-func parseSFString(s string) (string, error) {
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\':
-			i++
-			if i == len(s) || (s[i] != '"' && s[i] != '\\') {
-				return "", errors.New("Idempotency-Key: bad escape in quoted string")
-			}
-			b.WriteByte(s[i])
-		case c == '"':
-			if i != len(s)-1 {
-				return "", errors.New("Idempotency-Key: text after the quoted string")
-			}
-			return b.String(), nil
-		case c < 0x20 || c > 0x7e:
-			return "", errors.New("Idempotency-Key: quoted string must be printable ASCII")
-		default:
-			b.WriteByte(c)
+// writeCookies adds the request's credential cookies to the digest: the
+// whole Cookie field, or the cookies WithScopeCookies names.
+func (c *middlewareConfig) writeCookies(h io.Writer, r *http.Request) {
+	if c.cookies == nil {
+		for _, v := range r.Header.Values("Cookie") {
+			writePart(h, []byte("Cookie"))
+			writePart(h, []byte(v))
+		}
+		return
+	}
+	for _, ck := range r.Cookies() {
+		if slices.Contains(c.cookies, ck.Name) {
+			writePart(h, []byte(ck.Name))
+			writePart(h, []byte(ck.Value))
 		}
 	}
-	return "", errors.New("Idempotency-Key: unterminated quoted string")
 }
 
 // recorder passes a response through to the client and keeps a copy of it,
@@ -276,6 +308,7 @@ func parseSFString(s string) (string, error) {
 type recorder struct {
 	http.ResponseWriter
 	limit    int
+	unstored map[string]bool
 	status   int
 	header   http.Header
 	body     []byte
@@ -314,14 +347,27 @@ func (rw *recorder) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 
-// output is the recorded response in stored form.
-func (rw *recorder) output() output {
+// outcome is what the handler's answer means for the key, once it returned:
+// nothing to record if it gave up with its request, a failure that releases
+// the key, or a response to store.
+func (rw *recorder) outcome(ctx context.Context) (output, error) {
+	if rw.status == 0 && ctx.Err() != nil {
+		return output{}, context.Cause(ctx) // it answered nothing: not a result to replay
+	}
 	if rw.status == 0 { // the handler wrote nothing: net/http sends 200
 		rw.status, rw.header = http.StatusOK, rw.Header().Clone()
 	}
-	if rw.overflow {
-		return output{overflow: true}
+	out := output{overflow: rw.overflow}
+	if !rw.overflow {
+		out.value = encodeResponse(rw.status, rw.header, rw.body, rw.unstored)
+		out.overflow = len(out.value) > rw.limit
 	}
-	v := encodeResponse(rw.status, rw.header, rw.body)
-	return output{value: v, overflow: len(v) > rw.limit}
+	switch {
+	case authFailure(rw.status):
+		out.release = true
+		return out, errAuthFailed
+	case failedStatus(rw.status):
+		return out, errHandlerFailed
+	}
+	return out, nil
 }

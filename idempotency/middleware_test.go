@@ -64,7 +64,7 @@ type server struct {
 	store  idempotency.Store
 }
 
-func newServer(t *testing.T, store idempotency.Store, opts ...idempotency.Option) *server {
+func newServer(t *testing.T, store idempotency.Store, opts ...idempotency.MiddlewareOption) *server {
 	t.Helper()
 	if store == nil {
 		store = newMemory(t)
@@ -315,22 +315,30 @@ func TestMiddlewareOptions(t *testing.T) {
 	})
 }
 
+func opts(o ...idempotency.MiddlewareOption) []idempotency.MiddlewareOption { return o }
+
 func TestMiddlewareRejectsBadOptions(t *testing.T) {
 	s := newMemory(t)
 	tests := []struct {
 		name  string
 		store idempotency.Store
-		opts  []idempotency.Option
+		opts  []idempotency.MiddlewareOption
 		want  string
 	}{
-		{"a nil store", nil, nil, "store(<nil>): must not be nil"},
-		{"no methods", s, []idempotency.Option{idempotency.WithMethods()}, "idempotency.WithMethods([]): needs at least one method"},
-		{"a method with a space", s, []idempotency.Option{idempotency.WithMethods("PO ST")}, "a method must be a non-empty token"},
-		{"a negative body limit", s, []idempotency.Option{idempotency.WithMaxRequestBody(-1)}, "idempotency.WithMaxRequestBody(-1): must not be negative"},
-		{"a Retry-After in milliseconds", s, []idempotency.Option{idempotency.WithRetryAfter(1500 * time.Millisecond)}, "idempotency.WithRetryAfter(1.5s): must be a whole number of seconds"},
-		{"a nil fingerprint", s, []idempotency.Option{idempotency.WithFingerprint(nil)}, "must not be nil"},
-		{"a nil scope", s, []idempotency.Option{idempotency.WithScope(nil)}, "must not be nil"},
-		{"a client option", s, []idempotency.Option{idempotency.WithMaxWait(time.Second)}, "applies to Do, Once, NewTransport only"},
+		{"a nil store", nil, nil, "idempotency.Middleware(<nil>): the store must not be nil"},
+		{"no methods", s, opts(idempotency.WithMethods()), "idempotency.WithMethods([]): needs at least one method"},
+		{"a method with a space", s, opts(idempotency.WithMethods("PO ST")), "a method must be a non-empty token"},
+		{"a negative body limit", s, opts(idempotency.WithMaxRequestBody(-1)), "idempotency.WithMaxRequestBody(-1): must not be negative"},
+		{"a Retry-After in milliseconds", s, opts(idempotency.WithRetryAfter(1500 * time.Millisecond)), "idempotency.WithRetryAfter(1.5s): must be a whole number of seconds"},
+		{"a nil fingerprint", s, opts(idempotency.WithFingerprint(nil)), "idempotency.WithFingerprint(<nil>): must not be nil"},
+		{"a nil scope", s, opts(idempotency.WithScope(nil)), "idempotency.WithScope(<nil>): must not be nil"},
+		{"a nil hook", s, opts(idempotency.WithHook(nil)), "idempotency.WithHook(<nil>): must not be nil"},
+		{"an empty cookie name", s, opts(idempotency.WithScopeCookies("session", "")), "idempotency.WithScopeCookies([session ]): a cookie name must be a non-empty token"},
+		{"scope cookies with a scope of one's own", s, opts(idempotency.WithScopeCookies("session"), idempotency.WithScope(func(*http.Request) string { return "" })),
+			"idempotency.WithScopeCookies([session]): has no effect with WithScope"},
+		{"a header name with a colon", s, opts(idempotency.WithUnstoredHeaders("Set-Cookie:")), "a header name must be a non-empty token"},
+		{"a shared option's bad value", s, opts(idempotency.WithLease(0)), "idempotency.WithLease(0s): must be at least 1ms"},
+		{"a nil option", s, opts(nil), "idempotency.MiddlewareOption(<nil>): must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

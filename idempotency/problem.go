@@ -34,9 +34,13 @@ const (
 	// KindRequestTooLarge (413): the body is larger than the middleware reads
 	// to fingerprint a request (WithMaxRequestBody).
 	KindRequestTooLarge = "idempotency-request-too-large"
-	// KindStoreUnavailable (503): the idempotency store failed; nothing was
-	// run. Retryable.
+	// KindStoreUnavailable (503): the idempotency store failed, or is full;
+	// nothing was run. Retryable.
 	KindStoreUnavailable = "idempotency-store-unavailable"
+	// KindScopeFull (429): the client holds as many keys as its share of the
+	// store allows (ErrScopeFull) until some expire; nothing was run. Other
+	// clients are unaffected.
+	KindScopeFull = "idempotency-scope-full"
 )
 
 // problemTypes documents each kind: the anchor of its constant in this
@@ -49,6 +53,7 @@ var problemTypes = map[string]string{
 	KindKeyInvalid:       "KindKeyInvalid",
 	KindRequestTooLarge:  "KindRequestTooLarge",
 	KindStoreUnavailable: "KindStoreUnavailable",
+	KindScopeFull:        "KindScopeFull",
 }
 
 const problemTypeBase = "https://pkg.go.dev/github.com/retrykit/retry/idempotency#"

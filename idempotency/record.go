@@ -66,16 +66,18 @@ const headerSize = 3 + len(Fingerprint{})
 
 var errCorrupt = errors.New("corrupt idempotency record")
 
-// Validate reports a record no store may keep: an unknown status, or a token
-// that is empty or longer than MaxTokenLength bytes.
+// Validate reports a record no store may keep — an unknown status, or a
+// token that is empty or longer than MaxTokenLength bytes — as a
+// *retry.InvalidError.
 func (r Record) Validate() error {
+	const name = "idempotency.Record.Validate"
 	switch {
 	case r.Status < InProgress || r.Status > NotRetained:
-		return fmt.Errorf("record status %d: unknown", r.Status)
+		return invalid(name, r.Status, "unknown record status")
 	case r.Token == "":
-		return errors.New("record token: must not be empty")
+		return invalid(name, r.Status, "the record's token must not be empty")
 	case len(r.Token) > MaxTokenLength:
-		return fmt.Errorf("record token: %d bytes, the limit is %d", len(r.Token), MaxTokenLength)
+		return invalid(name, r.Status, fmt.Sprintf("the record's token has %d bytes, the limit is %d", len(r.Token), MaxTokenLength))
 	}
 	return nil
 }
@@ -98,9 +100,16 @@ func (r Record) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary decodes a record encoded by MarshalBinary. It rejects
-// anything else with an error, without panicking, whatever the bytes. Value
-// is a copy: b may be reused.
+// anything else with an error, without panicking, whatever the bytes: a nil
+// r or an empty b is a *retry.InvalidError, other bytes a corrupt record.
+// Value is a copy: b may be reused.
 func (r *Record) UnmarshalBinary(b []byte) error {
+	switch {
+	case r == nil:
+		return invalid("idempotency.Record.UnmarshalBinary", nil, "the record must not be nil")
+	case len(b) == 0:
+		return invalid("idempotency.Record.UnmarshalBinary", "0 bytes", "there is no record to decode")
+	}
 	if len(b) < headerSize || b[0] != recordVersion {
 		return fmt.Errorf("%w: %d bytes, version %v", errCorrupt, len(b), versionOf(b))
 	}

@@ -15,26 +15,20 @@ import (
 //	  values (uvarint length, bytes each) | body (to the end)
 const responseVersion = 1
 
-// unstoredHeaders are not replayed: hop-by-hop fields, fields the server
-// computes again for the replay, and the replay markers themselves.
-var unstoredHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Date", HeaderReplay, HeaderReplayOf,
-}
-
 type storedResponse struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
-// encodeResponse returns the stored form of a response.
-func encodeResponse(status int, h http.Header, body []byte) []byte {
+// encodeResponse returns the stored form of a response, without the header
+// fields in unstored (by canonical name).
+func encodeResponse(status int, h http.Header, body []byte, unstored map[string]bool) []byte {
 	b := []byte{responseVersion}
 	b = binary.AppendUvarint(b, uint64(status))
 	names := make([]string, 0, len(h))
 	for name := range h {
-		if !slices.Contains(unstoredHeaders, http.CanonicalHeaderKey(name)) {
+		if !unstored[http.CanonicalHeaderKey(name)] {
 			names = append(names, name)
 		}
 	}

@@ -2,8 +2,38 @@ package idempotency
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
+
+// StoreKey names a record in a Store: an idempotency key within a scope.
+//
+// The scope keeps the keys of different clients apart: the middleware puts
+// each request's key in its client's scope (see WithScope), so that a client
+// can neither replay another's response nor learn that another used a key.
+// Do and Once use the empty scope; a store may bound what each non-empty
+// scope holds (MemoryStore does), so that one client cannot take the room of
+// others.
+type StoreKey struct {
+	Scope string // the client's partition; "" for Do, Once and a single-tenant middleware
+	Key   string // the idempotency key, as the caller gave it: never empty
+}
+
+// scopeMark starts the string form of a scoped key: a control character,
+// which no key that passed ValidateKey contains, so that a scoped key never
+// reads as an unscoped one.
+const scopeMark = "\x1f"
+
+// String returns the key as one string, for stores that keep strings: Key
+// itself when Scope is empty (so unscoped keys read as the caller wrote
+// them), and otherwise "\x1f", the length of Scope, ":", Scope, ":" and Key.
+// Distinct StoreKeys whose Key passed ValidateKey have distinct strings.
+func (k StoreKey) String() string {
+	if k.Scope == "" {
+		return k.Key
+	}
+	return scopeMark + strconv.Itoa(len(k.Scope)) + ":" + k.Scope + ":" + k.Key
+}
 
 // Store keeps one Record per key: a claim while an execution runs, then its
 // outcome for a retention window. Do, Once and Middleware drive it; the
@@ -17,23 +47,26 @@ import (
 // ErrClaimLost and the store is unchanged. A record past its expiry (lease or
 // retention) is as good as absent.
 //
-// Keys are arbitrary non-empty strings. Methods that get an invalid record,
-// or a lease or retention that is not positive, return an error and change
-// nothing. Errors other than ErrClaimLost (and ErrTooLarge from Complete)
-// mean the store failed.
+// A key is its scope and its name together: the same Key in two scopes is
+// two records. Key is an arbitrary non-empty string. Methods that get an
+// invalid record or key, or a lease or retention that is not positive, return
+// an error and change nothing. Claim may refuse a key whose scope holds its
+// share of the store (ErrScopeFull) or a store that is full (ErrFull);
+// Complete may refuse a record too large for what is left (ErrTooLarge).
+// Other errors than those and ErrClaimLost mean the store failed.
 type Store interface {
 	// Claim stores rec, an InProgress record, under key for lease if key
 	// holds no live record. It returns the record under key after the call,
 	// and true if that is rec: the caller holds the claim.
-	Claim(ctx context.Context, key string, rec Record, lease time.Duration) (Record, bool, error)
+	Claim(ctx context.Context, key StoreKey, rec Record, lease time.Duration) (Record, bool, error)
 	// Extend makes the claim of token on key expire lease from now.
-	Extend(ctx context.Context, key, token string, lease time.Duration) error
+	Extend(ctx context.Context, key StoreKey, token string, lease time.Duration) error
 	// Complete replaces the claim of rec.Token on key with rec, a final
 	// record, kept for retention.
-	Complete(ctx context.Context, key string, rec Record, retention time.Duration) error
+	Complete(ctx context.Context, key StoreKey, rec Record, retention time.Duration) error
 	// Release deletes the claim of token on key, so that the key can be
 	// claimed again at once.
-	Release(ctx context.Context, key, token string) error
+	Release(ctx context.Context, key StoreKey, token string) error
 }
 
 // Waiter is implemented by a Store that can tell when a claim ends, so that a
@@ -44,5 +77,5 @@ type Waiter interface {
 	// completed, released or expired — at once if key holds no live claim,
 	// and the context's error if ctx ends first. It may return early: the
 	// caller checks the key again with Claim.
-	Wait(ctx context.Context, key string) error
+	Wait(ctx context.Context, key StoreKey) error
 }

@@ -18,19 +18,24 @@ type Chunks[T any] interface {
 	Close() error
 }
 
+// MaxPartial is how many delivered chunks a Stream keeps for the partial
+// output of an Error: the first MaxPartial. A stream that ends normally keeps
+// nothing once it has ended.
+const MaxPartial = 1024
+
 // Error is the failure of a stream after it delivered chunks. It is
 // never retried: the delivered part was already generated (and billed), so a
 // new attempt would be a second generation, not a resumption. It carries what
 // was delivered, for the caller to decide what to do with it.
 type Error[T any] struct {
 	Delivered int   // chunks delivered before the failure
-	Partial   []T   // those chunks
+	Partial   []T   // the first min(Delivered, MaxPartial) of them
 	Err       error // the failure
 }
 
-// Error returns "retry: stream broke after N chunk(s), not retried: <err>".
+// Error returns "stream: broke after N chunk(s), not retried: <err>".
 func (e *Error[T]) Error() string {
-	return fmt.Sprintf("retry: stream broke after %d chunk(s), not retried: %v", e.Delivered, e.Err)
+	return fmt.Sprintf("stream: broke after %d chunk(s), not retried: %v", e.Delivered, e.Err)
 }
 
 // Unwrap returns the failure.
@@ -46,8 +51,9 @@ type Stream[T any] struct {
 	chunks  Chunks[T]
 	cancel  context.CancelFunc
 	first   T
-	pending bool // first has not been returned yet
-	partial []T
+	pending bool  // first has not been returned yet
+	partial []T   // the first MaxPartial chunks delivered
+	n       int   // chunks delivered
 	err     error // sticky: io.EOF or a *Error
 	stats   retry.Stats
 }
@@ -66,7 +72,7 @@ func Open[T any](ctx context.Context, r *retry.Retrier, open func(context.Contex
 		return nil, &retry.InvalidError{Name: "stream.Open", Value: nil, Err: errors.New("open must not be nil")}
 	}
 	s := &Stream[T]{}
-	_, st, err := retry.RunValue(ctx, r, func(actx context.Context) (struct{}, error) {
+	_, st, err := retry.Value(ctx, r, func(actx context.Context) (struct{}, error) {
 		return struct{}{}, s.attempt(ctx, actx, open)
 	})
 	s.stats = st
@@ -116,25 +122,35 @@ func attemptErr(ctx, actx context.Context, err error) error {
 // *Error, every time.
 func (s *Stream[T]) Next() (T, error) {
 	var zero T
-	if s.pending {
+	switch {
+	case s == nil || s.chunks == nil:
+		return zero, &retry.InvalidError{Name: "stream.Stream", Value: nil, Err: errors.New("not opened (use stream.Open)")}
+	case s.pending:
 		s.pending = false
-		s.partial = append(s.partial, s.first)
-		return s.first, nil
-	}
-	if s.err != nil {
+		return s.deliver(s.first), nil
+	case s.err != nil:
 		return zero, s.err
 	}
 	v, err := s.chunks.Next()
 	switch {
 	case err == nil:
-		s.partial = append(s.partial, v)
-		return v, nil
+		return s.deliver(v), nil
 	case errors.Is(err, io.EOF):
-		s.err = io.EOF
+		s.err, s.partial = io.EOF, nil // a complete stream keeps nothing
 	default:
-		s.err = &Error[T]{Delivered: len(s.partial), Partial: s.partial, Err: err}
+		s.err = &Error[T]{Delivered: s.n, Partial: s.partial, Err: err}
+		s.partial = nil
 	}
 	return zero, s.err
+}
+
+// deliver counts v, keeping it for a partial output while there is room.
+func (s *Stream[T]) deliver(v T) T {
+	s.n++
+	if len(s.partial) < MaxPartial {
+		s.partial = append(s.partial, v)
+	}
+	return v
 }
 
 // All returns an iterator over the remaining chunks. It ends after the last
@@ -154,10 +170,18 @@ func (s *Stream[T]) All() iter.Seq2[T, error] {
 }
 
 // Stats reports the attempts and waits it took to open the stream.
-func (s *Stream[T]) Stats() retry.Stats { return s.stats }
+func (s *Stream[T]) Stats() retry.Stats {
+	if s == nil {
+		return retry.Stats{}
+	}
+	return s.stats
+}
 
-// Close releases the stream.
+// Close releases the stream. Closing a nil or unopened Stream does nothing.
 func (s *Stream[T]) Close() error {
+	if s == nil || s.chunks == nil {
+		return nil
+	}
 	defer s.cancel()
 	return s.chunks.Close()
 }

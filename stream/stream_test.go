@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -115,7 +116,7 @@ func TestStreams(t *testing.T) {
 			assert.Equal(t, 2, serr.Delivered)
 			assert.Equal(t, []string{"The ", "answer "}, serr.Partial)
 			assert.ErrorIs(t, err, errReset)
-			assert.Equal(t, "retry: stream broke after 2 chunk(s), not retried: connection reset by peer", err.Error())
+			assert.Equal(t, "stream: broke after 2 chunk(s), not retried: connection reset by peer", err.Error())
 			_, again := s.Next()
 			assert.Same(t, err, again, "the failure is sticky")
 		})
@@ -196,4 +197,48 @@ func TestStreams(t *testing.T) {
 		assert.True(t, errors.Is(srv.last.ctx.Err(), context.Canceled))
 		_ = s.Close()
 	})
+	t.Run("the partial output keeps the first MaxPartial chunks and counts them all", func(t *testing.T) {
+		chunks := make([]string, stream.MaxPartial+10)
+		for i := range chunks {
+			chunks[i] = strconv.Itoa(i)
+		}
+		srv := &server{script: []any{&fakeStream{chunks: chunks, err: errReset}}}
+		s, err := stream.Open(t.Context(), exact(t), srv.open)
+		require.NoError(t, err)
+		_, err = collect(s)
+		var broke *stream.Error[string]
+		require.ErrorAs(t, err, &broke)
+		assert.Equal(t, stream.MaxPartial+10, broke.Delivered)
+		assert.Len(t, broke.Partial, stream.MaxPartial)
+		assert.Equal(t, "0", broke.Partial[0])
+		_ = s.Close()
+	})
+}
+
+func TestBadArgumentsDoNotPanic(t *testing.T) {
+	opened := false
+	open := func(context.Context) (stream.Chunks[string], error) { opened = true; return nil, io.EOF }
+	var nilCtx context.Context
+	r := exact(t)
+	for name, call := range map[string]func() error{
+		"Open with a nil open":    func() error { _, err := stream.Open[string](t.Context(), r, nil); return err },
+		"Open with a nil Retrier": func() error { _, err := stream.Open(t.Context(), nil, open); return err },
+		"Open with a nil context": func() error { _, err := stream.Open(nilCtx, r, open); return err },
+		"Next on a nil Stream":    func() error { _, err := (*stream.Stream[string])(nil).Next(); return err },
+		"Next on a zero Stream":   func() error { _, err := new(stream.Stream[string]).Next(); return err },
+		"All on a zero Stream": func() error {
+			for _, err := range new(stream.Stream[string]).All() {
+				return err
+			}
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.ErrorIs(t, call(), retry.ErrInvalid)
+			assert.False(t, opened)
+		})
+	}
+	assert.NoError(t, (*stream.Stream[string])(nil).Close())
+	assert.NoError(t, new(stream.Stream[string]).Close())
+	assert.Zero(t, new(stream.Stream[string]).Stats())
 }

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,32 +13,32 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// stateKey is where gobreaker v2 keeps a distributed breaker's shared state.
+// The keys of a distributed breaker's shared state and of the lock around
+// its updates, under the Store's prefix: gobreaker v2's own, so that
+// instances using its DistributedCircuitBreaker directly share the breaker.
 func stateKey(name string) string { return "gobreaker:state:" + name }
+func mutexKey(name string) string { return "gobreaker:mutex:" + name }
 
 // Circuit returns a factory for breaker.WithCircuit: each Breaker built with
 // it shares its state, under its Settings.Name, with every instance using
-// the same Redis.
+// the same Redis. The factory fails if Redis does not answer a PING within
+// OpTimeout, and with a *retry.InvalidError for a nil Store or an empty
+// Name.
 func Circuit(store *Store) func(gobreaker.Settings) (breaker.Circuit, error) {
 	return func(s gobreaker.Settings) (breaker.Circuit, error) {
-		if store == nil {
-			return nil, errors.New("breaker/redis.Circuit: nil Store")
+		switch {
+		case store == nil || store.client == nil:
+			return nil, invalid("redis.Circuit", nil, "the Store must be made by NewStore")
+		case s.Name == "":
+			return nil, invalid("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
 		}
-		if s.Name == "" {
-			return nil, errors.New("breaker/redis.Circuit: the breaker needs a Name: it is its key in Redis")
-		}
-		c := &circuit{store: store, settings: s, onChange: s.OnStateChange, maxProbes: max(int32(s.MaxRequests), 1)}
-		c.settings.OnStateChange = c.changed
-		// gobreaker retries a failing lock for 5s: find an unreachable Redis first.
-		ctx, cancel := store.ctx()
+		ctx, cancel := store.ctx(store.o.OpTimeout)
 		defer cancel()
-		if err := store.client.Ping(ctx).Err(); err != nil {
+		ping := func(ctx context.Context) (string, error) { return store.client.Ping(ctx).Result() }
+		if _, err := bounded(ctx, ping); err != nil {
 			return nil, fmt.Errorf("breaker/redis: %s: %w", s.Name, err)
 		}
-		if err := c.init(); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return newCircuit(store, s), nil
 	}
 }
 
@@ -47,19 +48,64 @@ type circuit struct {
 	settings  gobreaker.Settings
 	onChange  func(name string, from, to gobreaker.State)
 	maxProbes int32
+	stateKey  string
+	mutexKey  string
+	view      *view
+	turn      chan struct{} // held by this instance's step in progress
 
 	mu        sync.Mutex
 	dcb       *gobreaker.DistributedCircuitBreaker[any]
 	seen      gobreaker.State // the last state this instance observed
 	probes    atomic.Int32    // probes in flight from this instance while half-open
-	downUntil atomic.Int64    // Unix nanoseconds until which Redis is not asked
+	downUntil atomic.Int64    // 0 while Redis answers; else Unix nanoseconds until which Redis is not asked
 }
 
-// init creates the distributed breaker, and its shared state if missing.
-func (c *circuit) init() error {
-	dcb, err := gobreaker.NewDistributedCircuitBreaker[any](c.store, c.settings)
+func newCircuit(store *Store, s gobreaker.Settings) *circuit {
+	c := &circuit{
+		store: store, settings: s, onChange: s.OnStateChange, maxProbes: max(int32(s.MaxRequests), 1),
+		stateKey: store.o.Prefix + stateKey(s.Name), mutexKey: store.o.Prefix + mutexKey(s.Name),
+		view: &view{store: store}, turn: make(chan struct{}, 1),
+	}
+	c.settings.OnStateChange = c.changed
+	_ = c.create() // outside a step, the view reads an empty state: this cannot fail
+	return c
+}
+
+// view is the gobreaker.SharedDataStore a circuit gives gobreaker. gobreaker
+// takes its lock through its store, and retries a busy or failing lock for
+// 5s, 500ms apart, inside the caller's call. So the circuit takes the lock
+// itself, bounded by its step (see step), before it calls gobreaker, and the
+// view's Lock and Unlock do nothing. Its reads and writes end with the step;
+// outside a step (while the breaker is built) it reads an empty state and
+// writes nothing.
+type view struct {
+	store *Store
+	ctx   context.Context // the step in progress; set and read under the circuit's turn
+}
+
+func (v *view) Lock(string) error   { return nil }
+func (v *view) Unlock(string) error { return nil }
+
+func (v *view) GetData(name string) ([]byte, error) {
+	if v.ctx == nil {
+		return []byte("{}"), nil
+	}
+	return v.store.getData(v.ctx, v.store.o.Prefix+name)
+}
+
+func (v *view) SetData(name string, data []byte) error {
+	if v.ctx == nil {
+		return nil
+	}
+	return v.store.setData(v.ctx, v.store.o.Prefix+name, data)
+}
+
+// create builds the distributed breaker; in a step, it also writes a fresh
+// shared state if there is none.
+func (c *circuit) create() error {
+	dcb, err := gobreaker.NewDistributedCircuitBreaker[any](c.view, c.settings)
 	if err != nil {
-		return fmt.Errorf("breaker/redis: %s: %w", c.settings.Name, err)
+		return err
 	}
 	c.mu.Lock()
 	c.dcb = dcb
@@ -73,33 +119,77 @@ func (c *circuit) breaker() *gobreaker.DistributedCircuitBreaker[any] {
 	return c.dcb
 }
 
+// step runs f, a call into gobreaker that updates the shared state, as this
+// instance's one step in progress, holding the fleet's lock under a token of
+// its own, with gobreaker's reads and writes ending with ctx. It fails when
+// ctx ends first, when Redis fails, and when another instance holds the
+// lock for LockWait.
+func (c *circuit) step(ctx context.Context, f func() error) error {
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-c.turn }()
+	token, err := c.store.lock(ctx, c.mutexKey, func(_ string, sent time.Time) bool { return c.store.fresh(sent) })
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ctx.Err() == nil { // else it expires after LockTTL
+			_ = c.store.unlock(ctx, c.mutexKey, token)
+		}
+	}()
+	c.view.ctx = ctx
+	defer func() { c.view.ctx = nil }()
+	return f()
+}
+
 // Allow admits a call by the shared state: one GET while closed or open, a
 // locked transition through gobreaker when an open breaker's timeout passed.
+// It waits for Redis at most OpTimeout. If another instance holds the lock
+// for LockWait, the call is judged by the state read: an open breaker being
+// moved to half-open by someone else rejects it.
 func (c *circuit) Allow() (func(error), error) {
-	if time.Now().UnixNano() < c.downUntil.Load() {
+	mark, ask := c.ask()
+	if !ask {
 		return c.local() // Redis failed a moment ago: do not pay its timeout on every call
 	}
-	data, err := c.store.GetData(stateKey(c.settings.Name))
+	ctx, cancel := c.store.ctx(c.store.o.OpTimeout)
+	defer cancel()
+	state, err := c.shared(ctx)
+	if err != nil && !errors.Is(err, ErrLockBusy) {
+		c.down()
+		return c.local()
+	}
+	c.up(mark)
+	return c.admit(state)
+}
+
+// shared returns the fleet's state, moving an open breaker whose timeout
+// passed to half-open, and creating a missing state. With ErrLockBusy, it
+// returns the state it read.
+func (c *circuit) shared(ctx context.Context) (gobreaker.State, error) {
+	data, err := c.store.getData(ctx, c.stateKey)
 	switch {
 	case err != nil:
-		return c.unreachable()
+		return 0, err
 	case data == nil: // never created, or lost with a Redis restart
-		if err := c.init(); err != nil {
-			return c.unreachable()
-		}
-		return c.admit(gobreaker.StateClosed)
+		return gobreaker.StateClosed, c.step(ctx, c.create)
 	}
-	var shared gobreaker.SharedState
-	if err := json.Unmarshal(data, &shared); err != nil {
-		return c.unreachable()
+	var st gobreaker.SharedState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return 0, err
 	}
-	state := shared.State
-	if state == gobreaker.StateOpen && !time.Now().Before(shared.Expiry) {
-		if state, err = c.breaker().State(); err != nil { // gobreaker moves it to half-open
-			return c.unreachable()
-		}
+	if st.State != gobreaker.StateOpen || time.Now().Before(st.Expiry) {
+		return st.State, nil
 	}
-	return c.admit(state)
+	state := st.State
+	err = c.step(ctx, func() (err error) {
+		state, err = c.breaker().State() // gobreaker moves it to half-open
+		return err
+	})
+	return state, err
 }
 
 func (c *circuit) admit(state gobreaker.State) (func(error), error) {
@@ -117,35 +207,71 @@ func (c *circuit) admit(state gobreaker.State) (func(error), error) {
 	return c.report, nil
 }
 
-// report counts the outcome in the shared state. A report refused because the
+// report counts the outcome in the shared state, waiting for Redis at most
+// OpTimeout; if Redis fails, it counts locally. A report refused because the
 // state moved on (opened by another instance) is dropped, as gobreaker drops
 // the outcome of a request from an older generation.
 func (c *circuit) report(outcome error) {
-	dcb := c.breaker()
-	_, err := dcb.Execute(func() (any, error) { return nil, outcome })
-	if err != nil && err != outcome && !errors.Is(err, gobreaker.ErrOpenState) && !errors.Is(err, gobreaker.ErrTooManyRequests) {
-		// The shared state could not be updated: keep counting locally.
-		c.downUntil.Store(time.Now().Add(c.store.o.Recheck).UnixNano())
-		_, _ = dcb.CircuitBreaker.Execute(func() (any, error) { return nil, outcome })
+	mark, ask := c.ask()
+	if !ask {
+		c.count(outcome)
+		return
+	}
+	ctx, cancel := c.store.ctx(c.store.o.OpTimeout)
+	defer cancel()
+	err := c.step(ctx, func() error {
+		_, err := c.breaker().Execute(func() (any, error) { return nil, outcome })
+		if err == outcome || errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		c.down()
+		c.count(outcome)
+		return
+	}
+	c.up(mark)
+}
+
+// ask reports whether a call asks Redis. While Redis answers, every call
+// does. After it failed, calls count locally until Recheck has passed; then
+// one call asks again, with the mark it returns, while the others keep
+// counting locally.
+func (c *circuit) ask() (mark int64, ok bool) {
+	until := c.downUntil.Load()
+	if until == 0 {
+		return 0, true
+	}
+	now := time.Now().UnixNano()
+	mark = now + int64(c.store.o.Recheck)
+	return mark, now >= until && c.downUntil.CompareAndSwap(until, mark)
+}
+
+// up notes that Redis answered the call that asked again with mark.
+func (c *circuit) up(mark int64) {
+	if mark != 0 {
+		c.downUntil.CompareAndSwap(mark, 0)
 	}
 }
 
-// unreachable notes that the shared state could not be read or updated, and
-// falls back to local counts for the store's Recheck period.
-func (c *circuit) unreachable() (func(error), error) {
+// down notes that Redis failed, or that the fleet's lock could not be taken
+// within LockWait: calls count locally for Recheck.
+func (c *circuit) down() {
 	c.downUntil.Store(time.Now().Add(c.store.o.Recheck).UnixNano())
-	return c.local()
 }
 
-// local is the fallback while Redis cannot be reached: the embedded local
-// breaker of this instance decides and counts.
+// local is the fallback while Redis fails: the embedded local breaker of
+// this instance, holding the last shared state it saw, decides and counts.
 func (c *circuit) local() (func(error), error) {
-	cb := c.breaker().CircuitBreaker
-	switch cb.State() {
-	case gobreaker.StateOpen:
+	if c.breaker().CircuitBreaker.State() == gobreaker.StateOpen {
 		return nil, gobreaker.ErrOpenState
 	}
-	return func(outcome error) { _, _ = cb.Execute(func() (any, error) { return nil, outcome }) }, nil
+	return c.count, nil
+}
+
+func (c *circuit) count(outcome error) {
+	_, _ = c.breaker().CircuitBreaker.Execute(func() (any, error) { return nil, outcome })
 }
 
 // changed records a transition this instance made, and forwards it.
@@ -169,3 +295,15 @@ func (c *circuit) observe(state gobreaker.State) {
 		c.onChange(c.settings.Name, from, state)
 	}
 }
+
+// State returns the shared state as this instance last saw it: it asks
+// Redis nothing, so that a health check never waits on Redis.
+func (c *circuit) State() gobreaker.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
+}
+
+// Counts returns this instance's view of the counts: the shared counts as
+// of its last update, or its local counts while Redis is unreachable.
+func (c *circuit) Counts() gobreaker.Counts { return c.breaker().Counts() }

@@ -7,6 +7,7 @@ require (
 	github.com/retrykit/retry v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -37,7 +37,8 @@ func TestStoreLocksExclusively(t *testing.T) {
 	require.NoError(t, b.Lock("m"))
 	require.NoError(t, b.Unlock("m"))
 
-	var inside, most atomic.Int32
+	var inside atomic.Int32
+	var most atomicMax
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -45,26 +46,59 @@ func TestStoreLocksExclusively(t *testing.T) {
 				if a.Lock("shared") != nil {
 					continue
 				}
-				n := inside.Add(1)
-				most.Store(max(most.Load(), n))
+				most.note(time.Duration(inside.Add(1)))
 				inside.Add(-1)
 				assert.NoError(t, a.Unlock("shared"))
 			}
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, int32(1), most.Load(), "never two holders at once")
+	assert.Equal(t, time.Duration(1), most.get(), "never two holders at once")
+}
+
+// expire ends a lock as its TTL would, at once, and waits until Redis has
+// dropped it: the test does not race the TTL's timer.
+func expire(t *testing.T, raw *goredis.Client, key string) {
+	t.Helper()
+	require.NoError(t, raw.PExpire(t.Context(), key, time.Millisecond).Err())
+	require.Eventually(t, func() bool { return raw.Exists(t.Context(), key).Val() == 0 }, 5*time.Second, time.Millisecond)
+}
+
+func rawClient(t *testing.T, addr string) *goredis.Client {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func TestAnExpiredLockIsNotReleasedByItsOldHolder(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newStore(t, srv.Addr, brredis.Options{LockTTL: 30 * time.Millisecond, LockWait: time.Millisecond})
-	b := newStore(t, srv.Addr, brredis.Options{LockTTL: time.Minute, LockWait: 200 * time.Millisecond})
+	a := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	b := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
 	require.NoError(t, a.Lock("m"))
+	expire(t, rawClient(t, srv.Addr), "m")
 	require.NoError(t, b.Lock("m"), "a's lock expired")
 	require.NoError(t, a.Unlock("m"), "a's unlock is a no-op")
 	c := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
 	assert.ErrorIs(t, c.Lock("m"), brredis.ErrLockBusy, "b still holds it")
+}
+
+func TestALateUnlockInTheSameProcessDoesNotReleaseANewerHolder(t *testing.T) {
+	// Two goroutines of one process share its Store, as gobreaker's
+	// distributed breaker makes them: Lock and Unlock name no holder.
+	srv := redistest.Start(t)
+	s := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	other := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	require.NoError(t, s.Lock("m"), "holder A")
+	expire(t, rawClient(t, srv.Addr), "m")
+	require.NoError(t, s.Lock("m"), "holder B: A's lock expired")
+
+	require.NoError(t, s.Unlock("m"), "A's late unlock")
+	assert.ErrorIs(t, other.Lock("m"), brredis.ErrLockBusy, "B still holds the lock: another instance must not get it")
+
+	require.NoError(t, s.Unlock("m"), "B's unlock")
+	require.NoError(t, other.Lock("m"), "released once both holders unlocked")
+	assert.Error(t, s.Unlock("m"), "the process holds no more tokens for m")
 }
 
 func TestStoreData(t *testing.T) {
@@ -97,12 +131,10 @@ func (in *instance) call(context.Context) error {
 	return nil
 }
 
-func (in *instance) hook(_ context.Context, e retry.Event) {
-	if e.Kind == retry.BreakerStateChanged {
-		in.mu.Lock()
-		defer in.mu.Unlock()
-		in.changes = append(in.changes, e.From+"→"+e.To)
-	}
+func (in *instance) onChange(_ string, from, to breaker.State) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.changes = append(in.changes, from.String()+"→"+to.String())
 }
 
 func (in *instance) seen() []string {
@@ -125,9 +157,11 @@ func newInstance(t *testing.T, addr string) *instance {
 func newInstanceWith(t *testing.T, addr string, o brredis.Options) *instance {
 	t.Helper()
 	in := &instance{}
-	r, err := retry.New(retry.WithMaxAttempts(1), retry.WithHook(in.hook))
+	r, err := retry.New(retry.WithMaxAttempts(1))
 	require.NoError(t, err)
-	in.b, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
+	s := fleetSettings
+	s.OnStateChange = in.onChange
+	in.b, err = breaker.New(s, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
 	require.NoError(t, err)
 	return in
 }
@@ -156,22 +190,32 @@ func TestTwoInstancesOpenTogether(t *testing.T) {
 
 func TestCallsRunConcurrentlyAcrossInstances(t *testing.T) {
 	// The distributed lock is held for the state update only, never for the
-	// call: two slow calls from two instances overlap.
+	// call: a call from each of two instances is inside at the same time.
+	// Each waits (up to 10s) for the other to be inside too; were the calls
+	// serialized, neither would see the other and the maximum would be 1.
 	srv := redistest.Start(t)
 	a, b := newInstance(t, srv.Addr), newInstance(t, srv.Addr)
-	var running, most atomic.Int32
-	slow := func(context.Context) error {
-		n := running.Add(1)
-		most.Store(max(most.Load(), n))
-		time.Sleep(100 * time.Millisecond)
-		running.Add(-1)
+	var running atomic.Int32
+	var most atomicMax
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	meet := func(context.Context) error {
+		most.note(time.Duration(running.Add(1)))
+		defer running.Add(-1)
+		arrived.Done()
+		select {
+		case <-both:
+		case <-time.After(10 * time.Second):
+		}
 		return nil
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { assert.NoError(t, a.b.Do(t.Context(), slow)) })
-	wg.Go(func() { assert.NoError(t, b.b.Do(t.Context(), slow)) })
+	wg.Go(func() { assert.NoError(t, a.b.Do(t.Context(), meet)) })
+	wg.Go(func() { assert.NoError(t, b.b.Do(t.Context(), meet)) })
 	wg.Wait()
-	assert.Equal(t, int32(2), most.Load())
+	assert.Equal(t, time.Duration(2), most.get())
 }
 
 func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
@@ -191,20 +235,14 @@ func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
 	require.NoError(t, a.b.Do(t.Context(), a.call), "Redis is asked again after Recheck")
 }
 
-func TestCircuitNeedsANameAndAReachableRedis(t *testing.T) {
+func TestCircuitNeedsAReachableRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	store := newStore(t, srv.Addr, brredis.Options{})
-	_, err := breaker.New(breaker.Settings{}, nil, breaker.WithCircuit(brredis.Circuit(store)))
-	assert.ErrorContains(t, err, "needs a Name")
-	_, err = breaker.New(fleetSettings, nil, breaker.WithCircuit(brredis.Circuit(nil)))
-	assert.ErrorContains(t, err, "nil Store")
+	r, err := retry.New()
+	require.NoError(t, err)
 	srv.Stop()
 	start := time.Now()
-	_, err = breaker.New(fleetSettings, nil, breaker.WithCircuit(brredis.Circuit(store)))
+	_, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(store)))
 	assert.Error(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second, "fails fast, not after gobreaker's 5s of lock retries")
-	_, err = brredis.NewStore(nil, brredis.Options{})
-	assert.ErrorContains(t, err, "nil client")
-	_, err = brredis.NewStore(goredis.NewClient(&goredis.Options{}), brredis.Options{LockTTL: -1})
-	assert.ErrorContains(t, err, "Options.LockTTL = -1ns")
 }

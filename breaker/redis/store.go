@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -20,20 +22,36 @@ var ErrLockBusy = errors.New("breaker/redis: lock held by another instance")
 // Options configures a Store. The zero value is usable; see the package
 // documentation for the defaults.
 type Options struct {
-	Prefix    string
-	LockTTL   time.Duration
-	LockWait  time.Duration
+	// Prefix is put before every key the Store writes.
+	Prefix string
+	// LockTTL is how long a lock lasts: a holder that crashed frees it after
+	// this. 0 means 2s; otherwise at least 1ms.
+	LockTTL time.Duration
+	// LockWait is how long taking a lock that another holder has is tried
+	// (1ms, then up to 10ms apart) before ErrLockBusy. 0 means 100ms.
+	LockWait time.Duration
+	// OpTimeout is the longest anything waits for Redis: each method of the
+	// Store (Lock: LockWait, then OpTimeout), and each step of a Circuit
+	// (admitting a call, reporting its outcome), whatever the client's own
+	// timeouts. 0 means 1s.
 	OpTimeout time.Duration
-	Recheck   time.Duration
+	// Recheck is how long a Circuit counts locally after Redis failed it,
+	// before it asks Redis again. 0 means 1s.
+	Recheck time.Duration
 }
 
 // Store is a gobreaker.SharedDataStore on Redis. It is safe for concurrent
 // use; one Store per process is enough for any number of breakers.
+//
+// Each of its methods waits for Redis at most OpTimeout (Lock: LockWait
+// plus OpTimeout). Given to gobreaker's DistributedCircuitBreaker directly, a
+// call may still wait for gobreaker's own lock retries (up to 5s, 500ms
+// apart) and holds the lock for the whole request; Circuit does neither.
 type Store struct {
 	client goredis.UniversalClient
 	o      Options
 	mu     sync.Mutex
-	tokens map[string]string // the locks this process holds, by key
+	held   map[string][]string // Lock's holders in this process: tokens by key, oldest first
 }
 
 var _ gobreaker.SharedDataStore = (*Store)(nil)
@@ -45,24 +63,35 @@ if redis.call("GET", KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// NewStore returns a Store on client, or an error naming a negative option.
+// NewStore returns a Store on client, or a *retry.InvalidError naming a nil
+// client or a bad option.
 func NewStore(client goredis.UniversalClient, o Options) (*Store, error) {
-	if client == nil {
-		return nil, errors.New("breaker/redis.NewStore: nil client")
+	if isNil(client) {
+		return nil, invalid("redis.NewStore", nil, "the client must not be nil")
 	}
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"LockTTL", o.LockTTL}, {"LockWait", o.LockWait}, {"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}} {
-		if f.d < 0 {
-			return nil, fmt.Errorf("breaker/redis.Options.%s = %v: must not be negative", f.name, f.d)
-		}
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
 	o.LockTTL = orDefault(o.LockTTL, 2*time.Second)
 	o.LockWait = orDefault(o.LockWait, 100*time.Millisecond)
 	o.OpTimeout = orDefault(o.OpTimeout, time.Second)
 	o.Recheck = orDefault(o.Recheck, time.Second)
-	return &Store{client: client, o: o, tokens: make(map[string]string)}, nil
+	return &Store{client: client, o: o, held: make(map[string][]string)}, nil
+}
+
+func (o Options) validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"LockTTL", o.LockTTL}, {"LockWait", o.LockWait}, {"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}} {
+		if f.d < 0 {
+			return invalid("redis.Options."+f.name, f.d, "must not be negative")
+		}
+	}
+	if o.LockTTL > 0 && o.LockTTL < time.Millisecond {
+		return invalid("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
+	}
+	return nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -72,69 +101,224 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-func (s *Store) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), s.o.OpTimeout)
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
-// Lock takes the lock name for this process: SET NX PX with a random token,
-// tried again for up to LockWait while another instance holds it.
-func (s *Store) Lock(name string) error {
-	key, token := s.o.Prefix+name, newToken()
-	deadline := time.Now().Add(s.o.LockWait)
-	pause := time.Millisecond
-	for {
-		ctx, cancel := s.ctx()
-		ok, err := s.client.SetNX(ctx, key, token, s.o.LockTTL).Result()
-		cancel()
-		if err != nil {
-			return fmt.Errorf("breaker/redis: lock %s: %w", key, err)
-		}
-		if ok {
-			s.mu.Lock()
-			s.tokens[key] = token
-			s.mu.Unlock()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return ErrLockBusy
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 10*time.Millisecond)
+// isNil is true for a nil interface and for one holding a nil pointer (a
+// nil *goredis.Client), whose methods would panic.
+func isNil(v any) bool {
+	if v == nil {
+		return true
 	}
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
-// Unlock releases the lock name if this process holds it: a lock that expired
-// and was taken by another instance is left alone.
-func (s *Store) Unlock(name string) error {
+// check refuses a Store not made by NewStore, and an empty name, before any
+// work.
+func (s *Store) check(method, name string) error {
+	switch {
+	case s == nil || s.client == nil:
+		return invalid("redis.Store."+method, nil, "the Store must be made by NewStore")
+	case name == "":
+		return invalid("redis.Store."+method, name, "the name must not be empty")
+	}
+	return nil
+}
+
+func (s *Store) ctx(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// Lock takes the lock name: SET NX PX with a random token, tried again for up
+// to LockWait while another holder has it. It waits at most LockWait plus
+// OpTimeout.
+func (s *Store) Lock(name string) error {
+	if err := s.check("Lock", name); err != nil {
+		return err
+	}
+	ctx, cancel := s.ctx(s.o.LockWait + s.o.OpTimeout)
+	defer cancel()
 	key := s.o.Prefix + name
-	s.mu.Lock()
-	token, ok := s.tokens[key]
-	delete(s.tokens, key)
-	s.mu.Unlock()
+	_, err := s.lock(ctx, key, func(token string, sent time.Time) bool { return s.queue(key, token, sent) })
+	return err
+}
+
+// Unlock releases the lock name taken by Lock in this process.
+//
+// gobreaker's interface names the lock, not its holder. When a holder's lock
+// expired and another goroutine of this process took it, both hold a token
+// for name: Unlock releases the oldest. That is safe whoever calls it: a
+// newer holder got the lock only after the oldest's had expired in Redis, so
+// releasing the oldest token releases nothing anyone holds (the script
+// deletes the key only if it still holds that token), and the newer token
+// waits for the next Unlock. A late Unlock from an expired holder never
+// frees another holder's lock.
+func (s *Store) Unlock(name string) error {
+	if err := s.check("Unlock", name); err != nil {
+		return err
+	}
+	key := s.o.Prefix + name
+	token, ok := s.oldest(key)
 	if !ok {
 		return fmt.Errorf("breaker/redis: unlock %s: not held by this process", key)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(s.o.OpTimeout)
 	defer cancel()
-	return unlockScript.Run(ctx, s.client, []string{key}, token).Err()
+	return s.unlock(ctx, key, token)
 }
 
-// GetData returns the data stored under name, or nil if there is none.
+// oldest removes and returns the token of the oldest holder of key in this
+// process.
+func (s *Store) oldest(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tokens := s.held[key]
+	switch len(tokens) {
+	case 0:
+		return "", false
+	case 1:
+		delete(s.held, key)
+	default:
+		s.held[key] = tokens[1:]
+	}
+	return tokens[0], true
+}
+
+// GetData returns the data stored under name, or nil if there is none. It
+// waits at most OpTimeout.
 func (s *Store) GetData(name string) ([]byte, error) {
-	ctx, cancel := s.ctx()
+	if err := s.check("GetData", name); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.ctx(s.o.OpTimeout)
 	defer cancel()
-	data, err := s.client.Get(ctx, s.o.Prefix+name).Bytes()
+	return s.getData(ctx, s.o.Prefix+name)
+}
+
+// SetData stores data under name. It waits at most OpTimeout.
+func (s *Store) SetData(name string, data []byte) error {
+	if err := s.check("SetData", name); err != nil {
+		return err
+	}
+	if data == nil {
+		return invalid("redis.Store.SetData", nil, "the data must not be nil")
+	}
+	ctx, cancel := s.ctx(s.o.OpTimeout)
+	defer cancel()
+	return s.setData(ctx, s.o.Prefix+name, data)
+}
+
+// lock takes the lock key for one holder and returns the holder's token: SET
+// NX PX with a token of its own, tried again while another holder has it,
+// until LockWait or ctx ends. keep runs once Redis granted the lock to a
+// command sent at sent, and says whether the holder keeps it: not if the
+// lock may have expired already (Lock also records the token there).
+func (s *Store) lock(ctx context.Context, key string, keep func(token string, sent time.Time) bool) (string, error) {
+	token, deadline := newToken(), time.Now().Add(s.o.LockWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 10*time.Millisecond) {
+		sent := time.Now()
+		ok, err := bounded(ctx, func(ctx context.Context) (bool, error) {
+			return s.client.SetNX(ctx, key, token, s.o.LockTTL).Result()
+		})
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("breaker/redis: lock %s: %w", key, err)
+		case ok && keep(token, sent):
+			return token, nil
+		case ok: // the reply came after the lock's TTL: another may hold it now
+			_ = s.unlock(ctx, key, token)
+		}
+		if !time.Now().Before(deadline) || sleep(ctx, pause) != nil {
+			return "", ErrLockBusy
+		}
+	}
+}
+
+// fresh is true if a lock granted to a command sent at sent cannot have
+// expired yet.
+func (s *Store) fresh(sent time.Time) bool { return time.Since(sent) < s.o.LockTTL }
+
+// queue records token as the newest of this process's holders of key, if
+// its lock is fresh. Holders are thus recorded in the order Redis granted
+// them the lock: a later holder was granted it after this one's TTL ran out,
+// which is after this recording.
+func (s *Store) queue(key, token string, sent time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.fresh(sent) {
+		return false
+	}
+	s.held[key] = append(s.held[key], token)
+	return true
+}
+
+// unlock releases the lock key if token still holds it.
+func (s *Store) unlock(ctx context.Context, key, token string) error {
+	_, err := bounded(ctx, func(ctx context.Context) (any, error) {
+		return nil, unlockScript.Run(ctx, s.client, []string{key}, token).Err()
+	})
+	return err
+}
+
+func (s *Store) getData(ctx context.Context, key string) ([]byte, error) {
+	data, err := bounded(ctx, func(ctx context.Context) ([]byte, error) {
+		return s.client.Get(ctx, key).Bytes()
+	})
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
 	}
 	return data, err
 }
 
-// SetData stores data under name.
-func (s *Store) SetData(name string, data []byte) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	return s.client.Set(ctx, s.o.Prefix+name, data, 0).Err()
+func (s *Store) setData(ctx context.Context, key string, data []byte) error {
+	_, err := bounded(ctx, func(ctx context.Context) (any, error) {
+		return nil, s.client.Set(ctx, key, data, 0).Err()
+	})
+	return err
+}
+
+// bounded returns what f, one Redis call, returns, or ctx's error as soon as
+// ctx ends, whatever the client's settings.
+//
+// A go-redis client bounds a command by its context only with
+// ContextTimeoutEnabled; otherwise a command to a hung server waits for the
+// client's ReadTimeout (3s by default), whatever the context says. So f runs
+// in a goroutine of its own, with ctx, and the caller returns at ctx's end;
+// f ends when the client's own timeouts (or its Close) end it, and its late
+// result is dropped. A goroutine costs a microsecond against a round trip's
+// tens; wrapping the client in a hook instead would change it for every
+// other user of the client.
+func bounded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("no answer from Redis: %w", context.Cause(ctx))
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func newToken() string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,9 +13,9 @@ import (
 )
 
 func stats(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("dlq stats", e.globals, e.errw)
+	fs := newFlags("dlq stats", e.globals)
 	window := fs.Duration("window", time.Hour, "the span over which growth is counted")
-	if err := parse(fs, args, 0); err != nil {
+	if err := e.command("stats", fs, args, 0); err != nil {
 		return err
 	}
 	if *window <= 0 {
@@ -37,11 +38,11 @@ func stats(ctx context.Context, e *env, args []string) error {
 }
 
 func ls(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("dlq ls", e.globals, e.errw)
+	fs := newFlags("dlq ls", e.globals)
 	var ff filterFlags
 	ff.register(fs, false)
 	limit := fs.Int("limit", 0, "at most this many letters, the oldest (0: all)")
-	if err := parse(fs, args, 0); err != nil {
+	if err := e.command("ls", fs, args, 0); err != nil {
 		return err
 	}
 	q, closeQ, err := e.open(ctx)
@@ -65,8 +66,8 @@ func ls(ctx context.Context, e *env, args []string) error {
 }
 
 func show(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("dlq show", e.globals, e.errw)
-	if err := parse(fs, args, 1); err != nil {
+	fs := newFlags("dlq show", e.globals)
+	if err := e.command("show", fs, args, 1); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -88,14 +89,14 @@ func show(ctx context.Context, e *env, args []string) error {
 }
 
 func replay(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("dlq replay", e.globals, e.errw)
+	fs := newFlags("dlq replay", e.globals)
 	var sel filterFlags
 	fs.Var(&sel.ids, "id", "replay this letter (repeatable)")
 	fs.StringVar(&sel.group, "group", "", "replay the letters of this root-cause group (see stats)")
 	fs.BoolVar(&sel.all, "all", false, "replay every letter")
 	dry := fs.Bool("dry-run", false, "only say which letters would be replayed")
 	command := fs.String("exec", "", "enqueue through this shell command (payload on stdin); the default for Redis is the job's source list")
-	if err := parse(fs, args, 0); err != nil {
+	if err := e.command("replay", fs, args, 0); err != nil {
 		return err
 	}
 	if n := btoi(len(sel.ids) > 0) + btoi(sel.group != "") + btoi(sel.all); n != 1 {
@@ -122,8 +123,8 @@ func replay(ctx context.Context, e *env, args []string) error {
 	} else {
 		printReplay(e.out, rep)
 	}
-	if err != nil && len(rep.Failed) > 0 {
-		return fmt.Errorf("%d letters not replayed, and kept", len(rep.Failed))
+	if err != nil && len(rep.Failed)+len(rep.Lapsed) > 0 {
+		return fmt.Errorf("%d letters not replayed cleanly: %d failed and kept, %d lapsed", len(rep.Failed)+len(rep.Lapsed), len(rep.Failed), len(rep.Lapsed))
 	}
 	return err
 }
@@ -140,15 +141,20 @@ func target(q dlq.Queue, command string, e *env) (dlq.Enqueuer, error) {
 }
 
 func purge(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("dlq purge", e.globals, e.errw)
+	fs := newFlags("dlq purge", e.globals)
 	var ff filterFlags
 	ff.register(fs, true)
 	dry := fs.Bool("dry-run", false, "only say which letters would be purged")
-	if err := parse(fs, args, 0); err != nil {
+	yes := fs.Bool("yes", false, "purge --all without asking")
+	if err := e.command("purge", fs, args, 0); err != nil {
 		return err
 	}
 	if ff.all == ff.selects() {
 		return fmt.Errorf("%w: purge needs --all, or a selection (--id, --group, --source, --since, …), not both", errUsage)
+	}
+	ask := ff.all && !*dry && !*yes
+	if ask && !e.term.tty {
+		return fmt.Errorf("%w: purge --all removes every letter: give --yes to confirm (standard input is no terminal to ask on)", errUsage)
 	}
 	q, closeQ, err := e.open(ctx)
 	if err != nil {
@@ -162,6 +168,11 @@ func purge(ctx context.Context, e *env, args []string) error {
 	if *dry {
 		return e.dryRun(ctx, q, f, "purge")
 	}
+	if ask {
+		if err := e.confirmPurgeAll(ctx, q); err != nil {
+			return err
+		}
+	}
 	n, err := q.Purge(ctx, f)
 	if err != nil {
 		return err
@@ -170,6 +181,18 @@ func purge(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.out, map[string]int{"purged": n})
 	}
 	fmt.Fprintf(e.out, "purged %d letters\n", n)
+	return nil
+}
+
+// confirmPurgeAll asks on the terminal before every letter goes.
+func (e *env) confirmPurgeAll(ctx context.Context, q dlq.Queue) error {
+	n, err := q.Count(ctx, dlq.Filter{})
+	if err != nil {
+		return err
+	}
+	if !e.confirm(fmt.Sprintf("purge all %d letters of %s? This cannot be undone.", n, e.queueName())) {
+		return errors.New("purge cancelled: nothing was removed")
+	}
 	return nil
 }
 
@@ -197,7 +220,7 @@ type summary struct {
 	Growth   int            `json:"growth"`
 	Oldest   *time.Time     `json:"oldest,omitempty"`
 	Newest   *time.Time     `json:"newest,omitempty"`
-	ByReason map[string]int `json:"by_reason"`
+	ByStop   map[string]int `json:"by_stop_reason"`
 	BySource map[string]int `json:"by_source"`
 	Groups   []groupJSON    `json:"groups"`
 }
@@ -214,9 +237,9 @@ type groupJSON struct {
 }
 
 func summarize(letters []dlq.Letter, now time.Time, window time.Duration) summary {
-	s := summary{Count: len(letters), Window: window.String(), ByReason: map[string]int{}, BySource: map[string]int{}, Groups: []groupJSON{}}
+	s := summary{Count: len(letters), Window: window.String(), ByStop: map[string]int{}, BySource: map[string]int{}, Groups: []groupJSON{}}
 	for _, l := range letters {
-		s.ByReason[string(l.Reason)]++
+		s.ByStop[string(l.StopReason)]++
 		s.BySource[l.Job.Source]++
 		if !l.LastFailure.Before(now.Add(-window)) {
 			s.Growth++
@@ -238,11 +261,12 @@ func summarize(letters []dlq.Letter, now time.Time, window time.Duration) summar
 type replayOut struct {
 	Replayed []string          `json:"replayed"`
 	Skipped  []string          `json:"skipped"`
+	Lapsed   []string          `json:"lapsed"`
 	Failed   map[string]string `json:"failed"`
 }
 
 func replayJSON(rep dlq.ReplayReport) replayOut {
-	out := replayOut{Replayed: nonNil(rep.Replayed), Skipped: nonNil(rep.Skipped), Failed: map[string]string{}}
+	out := replayOut{Replayed: nonNil(rep.Replayed), Skipped: nonNil(rep.Skipped), Lapsed: nonNil(rep.Lapsed), Failed: map[string]string{}}
 	for _, id := range slices.Sorted(maps.Keys(rep.Failed)) {
 		out.Failed[id] = rep.Failed[id].Error()
 	}

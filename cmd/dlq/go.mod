@@ -3,17 +3,18 @@ module github.com/retrykit/retry/cmd/dlq
 go 1.25.0
 
 require (
+	github.com/mattn/go-isatty v0.0.24
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.0.0
 	github.com/retrykit/retry/dlq/redis v0.0.0
 	github.com/retrykit/retry/dlq/sqlite v0.0.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.uber.org/atomic v1.11.0 // indirect

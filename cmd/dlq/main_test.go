@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
@@ -43,9 +45,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	// The tests' own go-redis clients must be closed: nothing may leak.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 type result struct {
@@ -53,12 +57,20 @@ type result struct {
 	code           int
 }
 
-// dlqCmd runs the binary.
+// dlqCmd runs the binary, its standard input empty and not a terminal.
 func dlqCmd(t *testing.T, args ...string) result {
+	t.Helper()
+	return dlqWith(t, nil, nil, args...)
+}
+
+// dlqWith runs the binary with stdin (nil: empty) and env added to the
+// environment.
+func dlqWith(t *testing.T, stdin io.Reader, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	// A race-enabled binary otherwise sleeps a second at exit.
-	cmd.Env = append(os.Environ(), "DLQ_DB=", "DLQ_REDIS=", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(append(os.Environ(), "DLQ_DB=", "DLQ_REDIS=", "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -139,14 +151,14 @@ func seededFile(t *testing.T) (string, map[string]dlq.Letter) {
 func TestStats(t *testing.T) {
 	db, ls := seededFile(t)
 	r := dlqCmd(t, "--db", db, "stats").must(t, 0)
-	for _, want := range []string{"letters    4", "growth     3 in the last 1h0m0s", "by reason  max-attempts 4", "causes     2",
+	for _, want := range []string{"letters         4", "growth          3 in the last 1h0m0s", "by stop reason  max-attempts 4", "causes          2",
 		ls["a"].Group() + "  3      unclassified", ls["c"].Group() + "  1      http 4xx"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stats lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	s := decodeJSON[summary](t, dlqCmd(t, "stats", "--db", db, "--json", "--window", "72h").must(t, 0))
-	if s.Count != 4 || s.Growth != 4 || len(s.Groups) != 2 || s.Groups[0].Count != 3 || s.Groups[0].ExampleID == "" || s.BySource["llm-jobs"] != 4 {
+	if s.Count != 4 || s.Growth != 4 || len(s.Groups) != 2 || s.Groups[0].Count != 3 || s.Groups[0].ExampleID == "" || s.BySource["llm-jobs"] != 4 || s.ByStop["max-attempts"] != 4 {
 		t.Fatalf("stats --json = %+v", s)
 	}
 }
@@ -188,8 +200,8 @@ func TestShow(t *testing.T) {
 	db, ls := seededFile(t)
 	l := ls["a"]
 	r := dlqCmd(t, "--db", db, "show", l.ID).must(t, 0)
-	for _, want := range []string{"job         a from llm-jobs", "metadata    tenant=acme", "ATTEMPT", "10ms", "payload (9 bytes):\npayload a",
-		"last error  *errors.errorString: timeout after 3012ms on 10.0.0.7"} {
+	for _, want := range []string{"job          a from llm-jobs", "stop reason  max-attempts", "metadata     tenant=acme", "ATTEMPT", "10ms", "payload (9 bytes):\npayload a",
+		"last error   *errors.errorString: timeout after 3012ms on 10.0.0.7"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, r.stdout)
 		}
@@ -214,7 +226,7 @@ func TestReplayThroughACommand(t *testing.T) {
 	}
 	enqueue := fmt.Sprintf(`cat >> %s/queue && echo " $DLQ_JOB_ID $DLQ_SOURCE $DLQ_METADATA" >> %s/queue`, dir, dir)
 	r := dlqCmd(t, "--db", db, "replay", "--group", group, "--exec", enqueue).must(t, 0)
-	if !strings.Contains(r.stdout, "replayed 3, skipped 0, failed 0") {
+	if !strings.Contains(r.stdout, "replayed 3, skipped 0, lapsed 0, failed 0") {
 		t.Fatalf("replay said:\n%s", r.stdout)
 	}
 	queue, _ := os.ReadFile(filepath.Join(dir, "queue"))
@@ -240,7 +252,7 @@ func TestPurge(t *testing.T) {
 	if r := dlqCmd(t, "--db", db, "purge", "--until", "24h").must(t, 0); r.stdout != "purged 1 letters\n" {
 		t.Fatalf("purge --until 24h said %q", r.stdout)
 	}
-	if got := decodeJSON[map[string]int](t, dlqCmd(t, "--db", db, "--json", "purge", "--all").must(t, 0)); got["purged"] != 3 {
+	if got := decodeJSON[map[string]int](t, dlqCmd(t, "--db", db, "--json", "purge", "--all", "--yes").must(t, 0)); got["purged"] != 3 {
 		t.Fatalf("purge --all = %v", got)
 	}
 }
@@ -260,6 +272,7 @@ func TestUsageErrors(t *testing.T) {
 		{"a purge without a selection", []string{"--db", db, "purge"}, "purge needs --all"},
 		{"a purge of all and some", []string{"--db", db, "purge", "--all", "--source", "x"}, "not both"},
 		{"a bad time", []string{"--db", db, "ls", "--since", "yesterday"}, "RFC 3339"},
+		{"the old name of --stop-reason", []string{"--db", db, "ls", "--reason", "budget"}, "flag provided but not defined: -reason"},
 		{"show without an id", []string{"--db", db, "show"}, "needs a letter id"},
 		{"an unknown flag", []string{"--db", db, "ls", "--nope"}, "flag provided but not defined"},
 	}
@@ -286,7 +299,7 @@ func TestRedis(t *testing.T) {
 	}
 	dlqCmd(t, "--redis", url, "show", ls["c"].ID).must(t, 0)
 	r := dlqCmd(t, "--redis", url, "replay", "--group", ls["a"].Group()).must(t, 0)
-	if !strings.Contains(r.stdout, "replayed 3, skipped 0, failed 0") {
+	if !strings.Contains(r.stdout, "replayed 3, skipped 0, lapsed 0, failed 0") {
 		t.Fatalf("replay said:\n%s", r.stdout)
 	}
 	got, _ := c.LRange(context.Background(), "llm-jobs", 0, -1).Result()
@@ -296,7 +309,7 @@ func TestRedis(t *testing.T) {
 	if r := dlqCmd(t, "--redis", url, "--json", "ls").must(t, 0); len(decodeJSON[[]dlq.Letter](t, r)) != 1 {
 		t.Fatalf("ls after the replay: %s", r.stdout)
 	}
-	dlqCmd(t, "--redis", url, "purge", "--all").must(t, 0)
+	dlqCmd(t, "--redis", url, "purge", "--all", "--yes").must(t, 0)
 	if n, _ := c.ZCard(context.Background(), "{dlq}:order").Result(); n != 0 {
 		t.Fatalf("%d letters after purge --all", n)
 	}

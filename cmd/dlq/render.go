@@ -50,7 +50,7 @@ func (s summary) print(w io.Writer) error {
 		fmt.Fprintf(tw, "oldest\t%s\n", stamp(*s.Oldest))
 		fmt.Fprintf(tw, "newest\t%s\n", stamp(*s.Newest))
 	}
-	fmt.Fprintf(tw, "by reason\t%s\n", counts(s.ByReason))
+	fmt.Fprintf(tw, "by stop reason\t%s\n", counts(s.ByStop))
 	fmt.Fprintf(tw, "by source\t%s\n", counts(s.BySource))
 	fmt.Fprintf(tw, "causes\t%d\n", len(s.Groups))
 	tw.Flush()
@@ -86,9 +86,9 @@ func counts(m map[string]int) string {
 
 func printLetters(w io.Writer, letters []dlq.Letter) error {
 	tw := table(w)
-	fmt.Fprintln(tw, "ID\tSOURCE\tJOB\tREASON\tATTEMPTS\tLAST FAILURE\tGROUP\tLAST ERROR")
+	fmt.Fprintln(tw, "ID\tSOURCE\tJOB\tSTOP REASON\tATTEMPTS\tLAST FAILURE\tGROUP\tLAST ERROR")
 	for _, l := range letters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, cut(l.Job.Source, 30), cut(l.Job.ID, 30), l.Reason,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, cut(l.Job.Source, 30), cut(l.Job.ID, 30), l.StopReason,
 			l.Attempts, stamp(l.LastFailure), l.Group(), cut(l.Last.Error, 60))
 	}
 	return tw.Flush()
@@ -98,7 +98,7 @@ func printLetter(w io.Writer, l dlq.Letter) error {
 	tw := table(w)
 	fmt.Fprintf(tw, "letter\t%s\n", l.ID)
 	fmt.Fprintf(tw, "job\t%s from %s\n", l.Job.ID, l.Job.Source)
-	fmt.Fprintf(tw, "reason\t%s\n", l.Reason)
+	fmt.Fprintf(tw, "stop reason\t%s\n", l.StopReason)
 	fmt.Fprintf(tw, "attempts\t%d (waited %v, elapsed %v)\n", l.Attempts, l.Waited, l.Elapsed)
 	if l.RetryAfter > 0 {
 		fmt.Fprintf(tw, "retry after\t%v\n", l.RetryAfter)
@@ -137,10 +137,13 @@ func printReplay(w io.Writer, rep dlq.ReplayReport) {
 	for _, id := range rep.Skipped {
 		fmt.Fprintf(w, "skipped  %s (replayed or removed by someone else)\n", id)
 	}
+	for _, id := range rep.Lapsed {
+		fmt.Fprintf(w, "lapsed   %s (enqueued, but its claim lapsed and another replay took it: it may be enqueued twice)\n", id)
+	}
 	for _, id := range slices.Sorted(maps.Keys(rep.Failed)) {
 		fmt.Fprintf(w, "failed   %s (kept): %v\n", id, rep.Failed[id])
 	}
-	fmt.Fprintf(w, "replayed %d, skipped %d, failed %d\n", len(rep.Replayed), len(rep.Skipped), len(rep.Failed))
+	fmt.Fprintf(w, "replayed %d, skipped %d, lapsed %d, failed %d\n", len(rep.Replayed), len(rep.Skipped), len(rep.Lapsed), len(rep.Failed))
 }
 
 // execEnqueuer enqueues a job by running a shell command with its payload

@@ -16,8 +16,10 @@
 // twice is one letter, that a replay hands each letter to the Enqueuer
 // exactly once and keeps it when the Enqueuer fails, that a death during a
 // replay is kept, that filters, Count, Discard and Purge agree, that letters
-// group by root cause, and that alerts fire once per crossing. It uses only
-// the standard library and package dlq.
+// group by root cause, that alerts fire once per crossing, and that invalid
+// arguments are refused before any work. RunLapses checks what a queue whose
+// replay claims lapse does when an enqueue outlasts its claim. It uses only
+// the standard library and the packages of this module.
 package queuetest
 
 import (
@@ -41,8 +43,12 @@ import (
 )
 
 // Run runs the suite. newQueue must return a new, empty queue for each
-// subtest, and release it with t.Cleanup.
-func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) {
+// subtest, and release it with t.Cleanup. A nil t or newQueue is a
+// *retry.InvalidError, reported to t too if there is one, and runs nothing.
+func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) error {
+	if err := check("queuetest.Run", t, newQueue); err != nil {
+		return err
+	}
 	t.Helper()
 	tests := []struct {
 		name string
@@ -66,10 +72,35 @@ func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) {
 		{"alerts fire once per crossing", testAlerts},
 		{"a Monitor alerts through its hook once per crossing", testMonitor},
 		{"a done context is reported", testCanceled},
+		{"invalid arguments are refused before any work", testInvalidArguments},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.test(t, newQueue(t)) })
+		t.Run(tt.name, func(t *testing.T) { tt.test(t, open(t, newQueue)) })
 	}
+	return nil
+}
+
+// check refuses a nil t or open function, telling t if there is one.
+func check[F any](name string, t *testing.T, open func(*testing.T) F) error {
+	var err error
+	switch {
+	case t == nil:
+		err = &retry.InvalidError{Name: name, Value: nil, Err: errors.New("the *testing.T must not be nil")}
+	case open == nil:
+		err = &retry.InvalidError{Name: name, Value: nil, Err: errors.New("the function that opens a queue must not be nil")}
+		t.Error(err)
+	}
+	return err
+}
+
+// open returns newQueue's queue, failing t if there is none.
+func open(t *testing.T, newQueue func(*testing.T) dlq.Queue) dlq.Queue {
+	t.Helper()
+	q := newQueue(t)
+	if q == nil {
+		t.Fatal("queuetest: the function that opens a queue returned nil")
+	}
+	return q
 }
 
 var (
@@ -84,10 +115,10 @@ func full(source, id string) dlq.Letter {
 		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay}
 	}
 	return dlq.Letter{
-		ID:       dlq.LetterID(source, id),
-		Job:      dlq.Job{ID: id, Source: source, Payload: []byte{0, 1, 0xfe, 0xff, 'h', 'i'}, Metadata: map[string]string{"tenant": "acme", "ñ": "☃"}},
-		Reason:   dlq.ReasonWaitTooLong,
-		Attempts: 3, Waited: 1500 * time.Millisecond, Elapsed: 2100 * time.Millisecond, RetryAfter: 90 * time.Second,
+		ID:         dlq.LetterID(source, id),
+		Job:        dlq.Job{ID: id, Source: source, Payload: []byte{0, 1, 0xfe, 0xff, 'h', 'i'}, Metadata: map[string]string{"tenant": "acme", "ñ": "☃"}},
+		StopReason: dlq.StopWaitTooLong,
+		Attempts:   3, Waited: 1500 * time.Millisecond, Elapsed: 2100 * time.Millisecond, RetryAfter: 90 * time.Second,
 		FirstFailure: t0, LastFailure: t0.Add(2100 * time.Millisecond),
 		Last: f(3, time.Nanosecond), Failures: []dlq.Failure{f(1, 500*time.Millisecond), f(2, time.Second), f(3, 0)},
 	}
@@ -180,7 +211,7 @@ func testDedupe(t *testing.T, q dlq.Queue) {
 	first := full("llm-jobs", "job-1")
 	put(t, q, first)
 	again := first
-	again.Attempts, again.Reason = 7, dlq.ReasonBudget
+	again.Attempts, again.StopReason = 7, dlq.StopBudget
 	stored, err := q.Put(context.Background(), again)
 	if err != nil || stored {
 		t.Fatalf("second Put = %v, %v; want false, nil", stored, err)
@@ -211,7 +242,7 @@ func testRecord(t *testing.T, q dlq.Queue) {
 		switch {
 		case !errors.As(err, &dead) || !errors.Is(err, dlq.ErrDeadLettered):
 			t.Fatalf("Do = %v; want a *DeadLetteredError", err)
-		case dead.ID != dlq.LetterID("emails", "msg-42") || dead.Duplicate != redelivered || dead.Reason != dlq.ReasonMaxAttempts:
+		case dead.ID != dlq.LetterID("emails", "msg-42") || dead.Duplicate != redelivered || dead.StopReason != dlq.StopMaxAttempts:
 			t.Fatalf("DeadLetteredError = %+v; want id %s, duplicate %v, max-attempts", dead, dlq.LetterID("emails", "msg-42"), redelivered)
 		case !errors.As(err, &rerr) || !errors.Is(err, retry.ErrExhausted):
 			t.Fatalf("Do = %v; want it to unwrap to the *retry.Error", err)
@@ -247,7 +278,7 @@ func testInvalid(t *testing.T, q dlq.Queue) {
 	wrongID := full("s", "j")
 	wrongID.ID = dlq.LetterID("s", "other")
 	noReason := full("s", "j")
-	noReason.Reason = ""
+	noReason.StopReason = ""
 	for name, l := range map[string]dlq.Letter{"a zero letter": {}, "a wrong id": wrongID, "no reason": noReason} {
 		if stored, err := q.Put(context.Background(), l); stored || !errors.Is(err, retry.ErrInvalid) {
 			t.Errorf("Put(%s) = %v, %v; want false, retry.ErrInvalid", name, stored, err)
@@ -281,7 +312,7 @@ func testFilters(t *testing.T, q dlq.Queue) {
 		{"the zero filter selects all, in the order put", dlq.Filter{}, []dlq.Letter{a, b, c, d}},
 		{"by ids", dlq.Filter{IDs: []string{c.ID, a.ID, "0000000000000000"}}, []dlq.Letter{a, c}},
 		{"by source", dlq.Filter{Source: "llm"}, []dlq.Letter{a, c, d}},
-		{"by reason", dlq.Filter{Reason: dlq.ReasonWaitTooLong}, []dlq.Letter{d}},
+		{"by stop reason", dlq.Filter{StopReason: dlq.StopWaitTooLong}, []dlq.Letter{d}},
 		{"by class", dlq.Filter{Class: classify.ReasonClientError}, []dlq.Letter{b}},
 		{"by group", dlq.Filter{Group: a.Group()}, []dlq.Letter{a, c}},
 		{"since is inclusive", dlq.Filter{Since: t0.Add(time.Minute)}, []dlq.Letter{b, c}},
@@ -585,7 +616,7 @@ func testMonitor(t *testing.T, q dlq.Queue) {
 	var got []dlq.Alert
 	m, err := dlq.NewMonitor(q, dlq.MonitorOptions{
 		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
-		Hook:       func(_ context.Context, a dlq.Alert) { got = append(got, a) },
+		OnAlert:    func(_ context.Context, a dlq.Alert) { got = append(got, a) },
 		Logger:     discard,
 	})
 	if err != nil {
@@ -623,3 +654,44 @@ func testCanceled(t *testing.T, q dlq.Queue) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+// testInvalidArguments calls every method with a nil context, an empty id or
+// a nil Enqueuer: each must be a *retry.InvalidError, and the letter must be
+// left as it was — stored, unclaimed, never enqueued.
+func testInvalidArguments(t *testing.T, q dlq.Queue) {
+	l := full("llm-jobs", "job-1")
+	put(t, q, l)
+	ctx := context.Background()
+	var nilCtx context.Context
+	var to recorder
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Put with a nil context", func() error { _, err := q.Put(nilCtx, full("llm-jobs", "job-2")); return err }},
+		{"Get with a nil context", func() error { _, err := q.Get(nilCtx, l.ID); return err }},
+		{"Get of an empty id", func() error { _, err := q.Get(ctx, ""); return err }},
+		{"List with a nil context", func() error { _, err := q.List(nilCtx, dlq.Filter{}); return err }},
+		{"Count with a nil context", func() error { _, err := q.Count(nilCtx, dlq.Filter{}); return err }},
+		{"Replay with a nil context", func() error { return q.Replay(nilCtx, l.ID, &to) }},
+		{"Replay of an empty id", func() error { return q.Replay(ctx, "", &to) }},
+		{"Replay to a nil Enqueuer", func() error { return q.Replay(ctx, l.ID, nil) }},
+		{"Replay to a nil EnqueueFunc", func() error { return q.Replay(ctx, l.ID, dlq.EnqueueFunc(nil)) }},
+		{"Discard with a nil context", func() error { return q.Discard(nilCtx, l.ID) }},
+		{"Discard of an empty id", func() error { return q.Discard(ctx, "") }},
+		{"Purge with a nil context", func() error { _, err := q.Purge(nilCtx, dlq.Filter{}); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is refused", func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, retry.ErrInvalid) {
+				t.Fatalf("%s = %v; want retry.ErrInvalid", tt.name, err)
+			}
+		})
+	}
+	if ls, err := q.List(ctx, dlq.Filter{}); err != nil || !slices.Equal(ids(ls), []string{l.ID}) || len(to.jobs) != 0 {
+		t.Fatalf("after the refused calls: letters %v (%v), %d jobs enqueued; want only %s, none enqueued", ids(ls), err, len(to.jobs), l.ID)
+	}
+	if err := q.Discard(ctx, l.ID); err != nil {
+		t.Fatalf("Discard after the refused calls = %v; want the letter unclaimed", err)
+	}
+}

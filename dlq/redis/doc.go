@@ -14,10 +14,10 @@
 // With the default prefix "{dlq}:" (the braces make every key of the queue
 // one Redis Cluster hash slot, as its scripts need):
 //
-//	{dlq}:letters      hash    letter id → the letter, dlq encoding version 1 (JSON)
+//	{dlq}:letters      hash    letter id → the letter, dlq encoding (JSON), version 2 or 1
 //	{dlq}:order        zset    letter id, scored by the order of first put
 //	{dlq}:seq          string  the counter of that order
-//	{dlq}:claim:<id>   string  the token of the replay holding a letter; expires after ClaimTimeout
+//	{dlq}:claim:<id>   string  "<token> <lapse time>" of the replay holding a letter (see Replays)
 //
 // A job's source queue is the Redis list named by Options.SourceKey (by
 // default the source's name itself, e.g. "llm-jobs"). A replay with
@@ -32,15 +32,28 @@
 //     during a replay).
 //   - put from a list: the same, after LREM of the job's payload from the
 //     worker's processing list (PutFrom).
-//   - claim: SET NX PX of the claim key, if the letter exists.
-//   - acknowledge / release: remove the letter, or only the claim, if the
-//     claim is still the caller's.
-//   - move: if the letter is unclaimed and unchanged, LPUSH its payload to
-//     the source list and remove it.
-//   - discard and purge: remove unclaimed letters.
+//   - claim: SET of the claim key, if the letter exists and no claim holds
+//     it (none, or a lapsed one).
+//   - acknowledge / release: remove the letter (and its claim), or only the
+//     claim, if the claim is still the caller's, lapsed or not.
+//   - move: if no claim holds the letter and it is unchanged, LPUSH its
+//     payload to the source list and remove it.
+//   - discard and purge: remove letters no claim holds.
 //
 // In Redis Cluster, a source list used with ToSource or PutFrom must share
 // the queue's hash tag (e.g. "{dlq}:llm-jobs").
+//
+// # Replays
+//
+// A replay claims its letter through dlq.ReplayClaimed. The claim key holds
+// the replay's token and the time its claim lapses, ClaimTimeout after it
+// was taken by the Redis server's clock (TIME, so that the clocks of a fleet
+// do not matter). A lapsed claim is not deleted: it stays on the letter
+// until another replay takes it or the letter leaves the queue. So a replay
+// whose enqueue outlasted its claim still removes the letter if nobody took
+// it meanwhile, and otherwise reports dlq.ErrClaimLapsed and leaves it to the
+// replay that did; and a job that dies again after the lapse is a new death
+// that replaces the letter, not a duplicate.
 //
 // # Defaults
 //
@@ -48,6 +61,27 @@
 //	|----------------|-----------------------------------|----------------------|
 //	| key prefix     | "{dlq}:"                          | Options.Prefix       |
 //	| source list    | the source's name                 | Options.SourceKey    |
-//	| replay claim   | expires after 5m (a replayer died)| Options.ClaimTimeout |
+//	| replay claim   | lapses after 5m (a replayer died) | Options.ClaimTimeout |
 //	| bound          | none but Redis's memory           | —                    |
+//
+// # Durability
+//
+// A letter is as durable as the Redis that holds it. Redis's defaults — RDB
+// snapshots every few minutes, no append-only file — lose in a crash every
+// write since the last snapshot: letters Put returned as stored vanish, and
+// replayed ones come back. Run Redis with the append-only file, fsynced on
+// every write:
+//
+//	appendonly yes
+//	appendfsync always
+//
+// With these, what Redis acknowledged survives a crash of redis-server: the
+// tests SIGKILL it after 20 letters were stored and 10 of them replayed, and
+// restart it on the same data directory — the 10 letters are there, the 10
+// replayed ones are not, and their jobs are on the source list. Without
+// persistence the same crash loses all of it. appendfsync everysec may lose
+// the last second or two of writes to an operating system crash or a power
+// loss (that rests on Redis's documented behaviour; the tests kill only the
+// process), and a failover to a replica, which Redis feeds asynchronously,
+// can lose acknowledged writes too.
 package redis

@@ -6,6 +6,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/dlq/redis"
 )
@@ -22,8 +23,9 @@ func ExampleNew() {
 		return
 	}
 	// A worker dead-letters a job whose retries are exhausted…
+	r, _ := retry.New()
 	job := dlq.Job{ID: "msg-1", Source: "llm-jobs", Payload: []byte(`{"prompt":"hi"}`)}
-	err = dlq.Do(ctx, nil, q, job, func(ctx context.Context) error { return process(ctx, job) })
+	err = dlq.Do(ctx, r, q, job, func(ctx context.Context) error { return process(ctx, job) })
 	fmt.Println(err)
 
 	// …and after the fix an operator moves every letter of one root cause

@@ -22,7 +22,8 @@ const (
 // batch is how many letters one round trip reads or purges.
 const batch = 256
 
-// Options configures a Queue. The zero value is the default.
+// Options configures a Queue. The zero value is the default; a bad value is
+// a *retry.InvalidError naming it.
 type Options struct {
 	// Prefix starts every key of the queue. "" means "{dlq}:". In Redis
 	// Cluster it must hold a hash tag ({…}).
@@ -32,13 +33,14 @@ type Options struct {
 	SourceKey func(source string) string
 	// ClaimTimeout is how long a replay holds a letter: a replay that has
 	// not finished by then is deemed dead, and the letter may be replayed
-	// again. Make it longer than an enqueue can take. 0 means 5m; otherwise
-	// at least a millisecond.
+	// again. Make it longer than an enqueue can take. It is measured by the
+	// Redis server's clock. 0 means 5m; otherwise at least a millisecond.
 	ClaimTimeout time.Duration
 }
 
 // Queue is a dlq.Queue in Redis. It is safe for concurrent use, by any
-// number of goroutines and processes sharing the server.
+// number of goroutines and processes sharing the server. A Queue is made by
+// New; every method of a nil or zero Queue returns a *retry.InvalidError.
 type Queue struct {
 	c                   goredis.UniversalClient
 	letters, order, seq string
@@ -56,7 +58,7 @@ func New(client goredis.UniversalClient, o Options) (*Queue, error) {
 	case client == nil:
 		return nil, invalid("redis.New", nil, "the client must not be nil")
 	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
-		return nil, invalid("Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
+		return nil, invalid("redis.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
 	q := &Queue{c: client, prefix: o.Prefix, source: o.SourceKey, claim: o.ClaimTimeout}
 	if q.prefix == "" {
@@ -74,8 +76,17 @@ func New(client goredis.UniversalClient, o Options) (*Queue, error) {
 
 func (q *Queue) claimKey(id string) string { return q.prefix + "claim:" + id }
 
+// check refuses a Queue that New did not make, a nil context and an empty
+// id.
+func (q *Queue) check(method string, ctx context.Context, ids ...string) error {
+	return dlq.CheckCall("redis.Queue."+method, q != nil && q.c != nil, ctx, ids...)
+}
+
 // Put stores l (see dlq.Queue).
 func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
+	if err := q.check("Put", ctx); err != nil {
+		return false, err
+	}
 	rec, err := dlq.Encode(l)
 	if err != nil {
 		return false, err
@@ -91,7 +102,8 @@ func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 // PutFrom(ctx, l, list), so that dlq.Record, dlq.Do and dlq.Monitor — which
 // know only Put — store a letter and remove the job's message from the
 // processing list in one atomic step: the job is never in both places, nor in
-// neither. Every other method is the queue's own.
+// neither. Every other method is the queue's own. An empty list makes every
+// Put return a *retry.InvalidError.
 func (q *Queue) From(list string) dlq.Queue { return fromList{q, list} }
 
 type fromList struct {
@@ -109,6 +121,12 @@ func (f fromList) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 // processing list of a reliable queue (LMOVE source → list). It reports
 // whether the letter was stored and whether the payload was found in list.
 func (q *Queue) PutFrom(ctx context.Context, l dlq.Letter, list string) (stored, removed bool, err error) {
+	if err := q.check("PutFrom", ctx); err != nil {
+		return false, false, err
+	}
+	if list == "" {
+		return false, false, invalid("redis.Queue.PutFrom", list, "the list must not be empty")
+	}
 	rec, err := dlq.Encode(l)
 	if err != nil {
 		return false, false, err
@@ -123,18 +141,33 @@ func (q *Queue) PutFrom(ctx context.Context, l dlq.Letter, list string) (stored,
 
 // Get returns the letter id (see dlq.Queue).
 func (q *Queue) Get(ctx context.Context, id string) (dlq.Letter, error) {
-	rec, err := q.c.HGet(ctx, q.letters, id).Result()
-	if errors.Is(err, goredis.Nil) {
-		return dlq.Letter{}, fmt.Errorf("dlq/redis: letter %s: %w", id, dlq.ErrNotFound)
+	if err := q.check("Get", ctx, id); err != nil {
+		return dlq.Letter{}, err
 	}
+	rec, err := q.record(ctx, id)
 	if err != nil {
-		return dlq.Letter{}, fmt.Errorf("dlq/redis: get %s: %w", id, err)
+		return dlq.Letter{}, err
 	}
 	return decode(id, rec)
 }
 
+// record returns the stored record of letter id, or ErrNotFound.
+func (q *Queue) record(ctx context.Context, id string) (string, error) {
+	rec, err := q.c.HGet(ctx, q.letters, id).Result()
+	if errors.Is(err, goredis.Nil) {
+		return "", fmt.Errorf("dlq/redis: letter %s: %w", id, dlq.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("dlq/redis: get %s: %w", id, err)
+	}
+	return rec, nil
+}
+
 // List returns the letters f selects, oldest first (see dlq.Queue).
 func (q *Queue) List(ctx context.Context, f dlq.Filter) ([]dlq.Letter, error) {
+	if err := q.check("List", ctx); err != nil {
+		return nil, err
+	}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -197,6 +230,9 @@ func (q *Queue) read(ctx context.Context, ids []string) ([]dlq.Letter, error) {
 
 // Count counts the letters f selects: one ZCARD for the zero filter.
 func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
+	if err := q.check("Count", ctx); err != nil {
+		return 0, err
+	}
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
@@ -214,61 +250,59 @@ func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
 
 func isZero(f dlq.Filter) bool {
 	f.Limit = 0
-	return len(f.IDs) == 0 && f.Source == "" && f.Reason == "" && f.Class == "" && f.Group == "" &&
+	return len(f.IDs) == 0 && f.Source == "" && f.StopReason == "" && f.Class == "" && f.Group == "" &&
 		f.Since.IsZero() && f.Until.IsZero()
 }
 
 // Replay hands the letter's job to to, and removes the letter if to
-// succeeded (see dlq.Queue). With q.ToSource() it moves the payload to the
-// job's source list and removes the letter in one atomic step.
-func (q *Queue) Replay(ctx context.Context, id string, to dlq.Enqueuer) (err error) {
-	if to == nil {
-		return invalid("Replay", nil, "the Enqueuer must not be nil")
+// succeeded (see dlq.Queue and dlq.ReplayClaimed). With q.ToSource() it
+// moves the payload to the job's source list and removes the letter in one
+// atomic step.
+func (q *Queue) Replay(ctx context.Context, id string, to dlq.Enqueuer) error {
+	if err := q.check("Replay", ctx); err != nil {
+		return err
 	}
-	if s, ok := to.(source); ok && s.q == q {
+	if s, ok := to.(source); ok && s.q == q && id != "" {
 		return q.move(ctx, id)
 	}
-	token, rec, err := q.claimLetter(ctx, id)
-	if err != nil {
-		return err
-	}
-	// Whatever happens to ctx now, the claim is settled: a letter left
-	// claimed would wait for the claim timeout. A panic in to releases it.
-	settle := context.WithoutCancel(ctx)
-	enqueued := false
-	defer func() {
-		if !enqueued {
-			err = errors.Join(err, q.release(settle, id, token))
-		}
-	}()
-	l, err := decode(id, rec)
-	if err != nil {
-		return err
-	}
-	if err := to.Enqueue(ctx, l.Job); err != nil {
-		return fmt.Errorf("dlq/redis: replay %s: %w", id, err)
-	}
-	enqueued = true
-	// The claim may be gone: a Put of a new death replaced the letter, which
-	// stays; or the claim lapsed, and another replay may enqueue it again.
-	keys := []string{q.letters, q.order, q.claimKey(id)}
-	if err := ackScript.Run(settle, q.c, keys, id, token).Err(); err != nil {
-		return fmt.Errorf("dlq/redis: letter %s was enqueued but not removed; it may be replayed again after %v: %w", id, q.claim, err)
-	}
-	return nil
+	return dlq.ReplayClaimed(ctx, claimer{q}, id, to)
 }
 
-func (q *Queue) claimLetter(ctx context.Context, id string) (token, rec string, err error) {
-	token = rand.Text()
-	res, err := claimScript.Run(ctx, q.c, []string{q.letters, q.claimKey(id)}, id, token, q.claim.Milliseconds()).Slice()
+// claimer is the Claimer of a Queue (see the scripts).
+type claimer struct{ q *Queue }
+
+func (c claimer) Claim(ctx context.Context, id string) (dlq.Claim, error) {
+	token := rand.Text()
+	res, err := claimScript.Run(ctx, c.q.c, []string{c.q.letters, c.q.claimKey(id)}, id, token, c.q.claim.Milliseconds()).Slice()
 	if err != nil || len(res) == 0 {
-		return "", "", fmt.Errorf("dlq/redis: claim %s: %w", id, err)
+		return dlq.Claim{}, fmt.Errorf("dlq/redis: claim %s: %w", id, err)
 	}
 	if err := status(id, res[0]); err != nil {
-		return "", "", err
+		return dlq.Claim{}, err
 	}
-	rec, _ = res[1].(string)
-	return token, rec, nil
+	rec, _ := res[1].(string)
+	return dlq.Claim{ID: id, Token: token, Record: []byte(rec)}, nil
+}
+
+// Ack removes the letter if the claim is still the replay's (see
+// ackScript).
+func (c claimer) Ack(ctx context.Context, cl dlq.Claim) error {
+	keys := []string{c.q.letters, c.q.order, c.q.claimKey(cl.ID)}
+	code, err := ackScript.Run(ctx, c.q.c, keys, cl.ID, cl.Token, cl.Record).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("dlq/redis: letter %s not removed; it may be replayed again after %v: %w", cl.ID, c.q.claim, err)
+	case code == 0:
+		return fmt.Errorf("dlq/redis: letter %s: the claim lapsed after %v and another replay took the letter: %w", cl.ID, c.q.claim, dlq.ErrClaimLapsed)
+	}
+	return nil // removed, or replaced by a new death, which stays
+}
+
+func (c claimer) Release(ctx context.Context, cl dlq.Claim) error {
+	if err := releaseScript.Run(ctx, c.q.c, []string{c.q.claimKey(cl.ID)}, cl.Token).Err(); err != nil {
+		return fmt.Errorf("dlq/redis: release %s (it stays claimed for up to %v): %w", cl.ID, c.q.claim, err)
+	}
+	return nil
 }
 
 // status turns a script's code into ErrNotFound or ErrClaimed.
@@ -282,23 +316,19 @@ func status(id string, code any) error {
 	return nil
 }
 
-func (q *Queue) release(ctx context.Context, id, token string) error {
-	if err := releaseScript.Run(ctx, q.c, []string{q.claimKey(id)}, token).Err(); err != nil {
-		return fmt.Errorf("dlq/redis: release %s (it stays claimed for up to %v): %w", id, q.claim, err)
-	}
-	return nil
-}
-
 // move replays letter id to its source list atomically. The letter is read
 // first (Lua has no base64 to read the payload from the record), and moved
-// only if unchanged since.
+// only if its record is unchanged since.
 func (q *Queue) move(ctx context.Context, id string) error {
 	for range 3 {
-		l, err := q.Get(ctx, id)
+		rec, err := q.record(ctx, id)
 		if err != nil {
 			return err
 		}
-		rec, _ := dlq.Encode(l)
+		l, err := decode(id, rec)
+		if err != nil {
+			return err
+		}
 		keys := []string{q.letters, q.order, q.claimKey(id), q.source(l.Job.Source)}
 		code, err := moveScript.Run(ctx, q.c, keys, id, rec, l.Job.Payload).Int64()
 		if err != nil {
@@ -314,17 +344,24 @@ func (q *Queue) move(ctx context.Context, id string) error {
 // ToSource returns the Enqueuer that puts a job back on its source list
 // (Options.SourceKey), with LPUSH of its payload. Given to this queue's
 // Replay, it moves the letter atomically; given to another queue's, it
-// pushes the job to this Redis.
+// pushes the job to this Redis. The Enqueuer of a nil or zero Queue returns
+// a *retry.InvalidError.
 func (q *Queue) ToSource() dlq.Enqueuer { return source{q} }
 
 type source struct{ q *Queue }
 
 func (s source) Enqueue(ctx context.Context, job dlq.Job) error {
+	if err := s.q.check("ToSource.Enqueue", ctx); err != nil {
+		return err
+	}
 	return s.q.c.LPush(ctx, s.q.source(job.Source), job.Payload).Err()
 }
 
 // Discard removes the letter id unless a replay holds it.
 func (q *Queue) Discard(ctx context.Context, id string) error {
+	if err := q.check("Discard", ctx, id); err != nil {
+		return err
+	}
 	code, err := discardScript.Run(ctx, q.c, []string{q.letters, q.order, q.claimKey(id)}, id).Int64()
 	if err != nil {
 		return fmt.Errorf("dlq/redis: discard %s: %w", id, err)
@@ -334,6 +371,9 @@ func (q *Queue) Discard(ctx context.Context, id string) error {
 
 // Purge removes the letters f selects that no replay holds.
 func (q *Queue) Purge(ctx context.Context, f dlq.Filter) (int, error) {
+	if err := q.check("Purge", ctx); err != nil {
+		return 0, err
+	}
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}

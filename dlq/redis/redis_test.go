@@ -47,6 +47,55 @@ func TestConformance(t *testing.T) {
 	queuetest.Run(t, func(t *testing.T) dlq.Queue { return fresh(t, c, redis.Options{}) })
 }
 
+// TestLapsedClaims runs the lapse suite against a real redis-server: two
+// handles on one key prefix, one whose claims lapse after a millisecond.
+func TestLapsedClaims(t *testing.T) {
+	c := server(t)
+	queuetest.RunLapses(t, func(t *testing.T) queuetest.Handles {
+		prefix := fmt.Sprintf("{t%d}:", prefixes.Add(1))
+		return func(claim time.Duration) dlq.Queue {
+			return fresh(t, c, redis.Options{Prefix: prefix, ClaimTimeout: claim})
+		}
+	})
+}
+
+// v1 is a letter as encoding version 1 wrote it.
+const v1 = `{"v":1,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","payload":"aGk="},"reason":"failed","attempts":1,"waited_ns":0,"elapsed_ns":0,"retry_after_ns":0,"first_failure":"2026-11-29T10:00:00Z","last_failure":"2026-11-29T10:00:00Z","last":{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0},"failures":[{"attempt":1,"type":"*errors.errorString","error":"boom","verdict":"retry","class":"unclassified","retry_after_ns":0,"limit":0,"timeout":false,"delay_ns":0}]}`
+
+func TestAVersion1LetterIsReadAndMovedToItsSource(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{Prefix: "{v1}:"})
+	c.HSet(ctx, "{v1}:letters", "baabc1e43114f0a6", v1)
+	c.ZAdd(ctx, "{v1}:order", goredis.Z{Score: 1, Member: "baabc1e43114f0a6"})
+	ls, err := q.List(ctx, dlq.Filter{StopReason: dlq.StopFailed})
+	if err != nil || len(ls) != 1 || ls[0].Job.ID != "7" {
+		t.Fatalf("List of a version 1 letter = %+v, %v", ls, err)
+	}
+	rep, err := dlq.Replay(ctx, q, dlq.Filter{}, q.ToSource())
+	if err != nil || len(rep.Replayed) != 1 {
+		t.Fatalf("Replay to its source = %+v, %v; want the version 1 letter moved as it is stored", rep, err)
+	}
+	if got, _ := c.LRange(ctx, "llm-jobs", 0, -1).Result(); fmt.Sprint(got) != "[hi]" {
+		t.Fatalf("the source list holds %q", got)
+	}
+}
+
+func TestAClaimWithoutALapseTimeHoldsUntilItExpires(t *testing.T) {
+	c := server(t)
+	ctx := context.Background()
+	q := fresh(t, c, redis.Options{Prefix: "{old}:"})
+	l := letter(t, "a")
+	q.Put(ctx, l)
+	c.Set(ctx, "{old}:claim:"+l.ID, "token-of-an-older-version", time.Minute) // its replayer still runs
+	if err := q.Discard(ctx, l.ID); !errors.Is(err, dlq.ErrClaimed) {
+		t.Fatalf("Discard = %v; want ErrClaimed", err)
+	}
+	if err := q.Replay(ctx, l.ID, q.ToSource()); !errors.Is(err, dlq.ErrClaimed) {
+		t.Fatalf("Replay = %v; want ErrClaimed", err)
+	}
+}
+
 func letter(t *testing.T, id string) dlq.Letter {
 	t.Helper()
 	l, ok := dlq.NewLetter(dlq.Job{ID: id, Source: "llm-jobs", Payload: []byte(`{"job":"` + id + `"}`)},
@@ -225,8 +274,8 @@ func TestNewValidatesItsArguments(t *testing.T) {
 		field  string
 	}{
 		{"a nil client", nil, redis.Options{}, "redis.New"},
-		{"a negative claim timeout", c, redis.Options{ClaimTimeout: -time.Second}, "Options.ClaimTimeout"},
-		{"a claim timeout under a millisecond", c, redis.Options{ClaimTimeout: time.Microsecond}, "Options.ClaimTimeout"},
+		{"a negative claim timeout", c, redis.Options{ClaimTimeout: -time.Second}, "redis.Options.ClaimTimeout"},
+		{"a claim timeout under a millisecond", c, redis.Options{ClaimTimeout: time.Microsecond}, "redis.Options.ClaimTimeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {

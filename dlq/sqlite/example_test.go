@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/dlq/sqlite"
@@ -24,8 +25,9 @@ func ExampleOpen() {
 	}
 	defer q.Close()
 
+	r, _ := retry.New()
 	job := dlq.Job{ID: "msg-1", Source: "llm-jobs", Payload: []byte(`{"prompt":"hi"}`)}
-	err = dlq.Do(ctx, nil, q, job, func(context.Context) error {
+	err = dlq.Do(ctx, r, q, job, func(context.Context) error {
 		return classify.Permanent(errors.New("prompt rejected: template variable missing")) // a bug
 	})
 	var dead *dlq.DeadLetteredError

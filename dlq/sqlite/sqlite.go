@@ -17,7 +17,9 @@ import (
 )
 
 // SchemaVersion is the version of the tables this package creates and reads.
-const SchemaVersion = 1
+// Open migrates a file of an earlier version: version 1 named the stop_reason
+// column reason.
+const SchemaVersion = 2
 
 // Defaults for zero fields of Options.
 const (
@@ -28,19 +30,22 @@ const (
 // timeLayout is fixed-width, so that text order is time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// Options configures a Queue. The zero value is the default.
+// Options configures a Queue. The zero value is the default; a negative
+// value, or one below a millisecond, is a *retry.InvalidError naming it.
 type Options struct {
 	// BusyTimeout is how long a write waits for another connection's (or
-	// process's) write to finish. 0 means 5s.
+	// process's) write to finish. 0 means 5s; otherwise at least 1ms.
 	BusyTimeout time.Duration
 	// ClaimTimeout is how long a replay holds a letter: a replay that has
 	// not finished by then is deemed dead, and the letter may be replayed
-	// again. Make it longer than an enqueue can take. 0 means 5m.
+	// again. Make it longer than an enqueue can take. 0 means 5m; otherwise
+	// at least 1ms.
 	ClaimTimeout time.Duration
 }
 
 // Queue is a dlq.Queue in a SQLite file. It is safe for concurrent use, by
-// several goroutines and several processes.
+// several goroutines and several processes. A Queue is made by Open; every
+// method of a nil or zero Queue returns a *retry.InvalidError.
 type Queue struct {
 	db    *sql.DB
 	claim time.Duration
@@ -48,14 +53,15 @@ type Queue struct {
 
 var _ dlq.Queue = (*Queue)(nil)
 
+const meta = `CREATE TABLE IF NOT EXISTS dlq_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;`
+
 const schema = `
-CREATE TABLE IF NOT EXISTS dlq_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-CREATE TABLE IF NOT EXISTS dlq_letters (
+CREATE TABLE dlq_letters (
 	seq           INTEGER PRIMARY KEY AUTOINCREMENT,
 	id            TEXT NOT NULL UNIQUE,
 	source        TEXT NOT NULL,
 	job_id        TEXT NOT NULL,
-	reason        TEXT NOT NULL,
+	stop_reason   TEXT NOT NULL,
 	class         TEXT NOT NULL,
 	attempts      INTEGER NOT NULL,
 	first_failure TEXT NOT NULL,
@@ -66,17 +72,23 @@ CREATE TABLE IF NOT EXISTS dlq_letters (
 	claim         TEXT,
 	claimed_until INTEGER
 ) STRICT;
-CREATE INDEX IF NOT EXISTS dlq_letters_source ON dlq_letters (source, seq);
-CREATE INDEX IF NOT EXISTS dlq_letters_last_failure ON dlq_letters (last_failure);
-CREATE INDEX IF NOT EXISTS dlq_letters_grp ON dlq_letters (grp);
-INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '1') ON CONFLICT (key) DO NOTHING;
+CREATE INDEX dlq_letters_source ON dlq_letters (source, seq);
+CREATE INDEX dlq_letters_last_failure ON dlq_letters (last_failure);
+CREATE INDEX dlq_letters_grp ON dlq_letters (grp);
+INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '2');
 `
+
+// migrations[v] takes a file from version v to v+1.
+var migrations = map[int]string{
+	1: `ALTER TABLE dlq_letters RENAME COLUMN reason TO stop_reason;
+UPDATE dlq_meta SET value = '2' WHERE key = 'schema_version';`,
+}
 
 // Open opens the queue in the SQLite file at path, creating the file and
 // its tables if needed. Errors naming a bad argument are
 // *retry.InvalidError.
 func Open(ctx context.Context, path string, o Options) (*Queue, error) {
-	if err := o.validate(path); err != nil {
+	if err := o.validate(ctx, path); err != nil {
 		return nil, err
 	}
 	busy := cmpOr(o.BusyTimeout, DefaultBusyTimeout)
@@ -96,56 +108,96 @@ func Open(ctx context.Context, path string, o Options) (*Queue, error) {
 	return &Queue{db: db, claim: cmpOr(o.ClaimTimeout, DefaultClaimTimeout)}, nil
 }
 
-func (o Options) validate(path string) error {
+func (o Options) validate(ctx context.Context, path string) error {
 	switch {
+	case ctx == nil:
+		return invalid("sqlite.Open", nil, "the context must not be nil")
 	case path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:"):
 		return invalid("sqlite.Open", path, "the path must be a plain file path, without ? or # (and not a file: URI)")
-	case o.BusyTimeout < 0:
-		return invalid("Options.BusyTimeout", o.BusyTimeout, "must not be negative (0 means 5s)")
-	case o.ClaimTimeout < 0:
-		return invalid("Options.ClaimTimeout", o.ClaimTimeout, "must not be negative (0 means 5m)")
+	case o.BusyTimeout < 0 || o.BusyTimeout > 0 && o.BusyTimeout < time.Millisecond:
+		return invalid("sqlite.Options.BusyTimeout", o.BusyTimeout, "must be at least 1ms (0 means 5s)")
+	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
+		return invalid("sqlite.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
 	return nil
 }
 
+// migrate creates the tables of a new file, or brings an older file's to
+// SchemaVersion, in one transaction.
 func migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	if _, err := tx.ExecContext(ctx, meta); err != nil {
 		return err
 	}
 	var v string
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM dlq_meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
-		return err
+	err = tx.QueryRowContext(ctx, `SELECT value FROM dlq_meta WHERE key = 'schema_version'`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		v, err = strconv.Itoa(SchemaVersion), create(ctx, tx)
+	case err == nil:
+		err = upgrade(ctx, tx, v)
 	}
-	if n, err := strconv.Atoi(v); err != nil || n > SchemaVersion {
-		return fmt.Errorf("schema version %s is newer than this code's (%d)", v, SchemaVersion)
+	if err != nil {
+		return err
 	}
 	return tx.Commit()
 }
 
+func create(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, schema)
+	return err
+}
+
+func upgrade(ctx context.Context, tx *sql.Tx, version string) error {
+	n, err := strconv.Atoi(version)
+	if err != nil || n < 1 || n > SchemaVersion {
+		return fmt.Errorf("schema version %s is not one this code reads (1 to %d)", version, SchemaVersion)
+	}
+	for ; n < SchemaVersion; n++ {
+		if _, err := tx.ExecContext(ctx, migrations[n]); err != nil {
+			return fmt.Errorf("migrate schema version %d to %d: %w", n, n+1, err)
+		}
+	}
+	return nil
+}
+
+// check refuses a Queue that Open did not make, a nil context and an empty
+// id.
+func (q *Queue) check(method string, ctx context.Context, ids ...string) error {
+	return dlq.CheckCall("sqlite.Queue."+method, q != nil && q.db != nil, ctx, ids...)
+}
+
 // Close closes the database.
-func (q *Queue) Close() error { return q.db.Close() }
+func (q *Queue) Close() error {
+	if err := q.check("Close", context.Background()); err != nil {
+		return err
+	}
+	return q.db.Close()
+}
 
 // Put stores l in one durable transaction (see dlq.Queue).
 func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
+	if err := q.check("Put", ctx); err != nil {
+		return false, err
+	}
 	rec, err := dlq.Encode(l)
 	if err != nil {
 		return false, err
 	}
 	res, err := q.db.ExecContext(ctx, `
-INSERT INTO dlq_letters (id, source, job_id, reason, class, attempts, first_failure, last_failure, last_error, grp, record)
+INSERT INTO dlq_letters (id, source, job_id, stop_reason, class, attempts, first_failure, last_failure, last_error, grp, record)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
-	reason = excluded.reason, class = excluded.class, attempts = excluded.attempts,
+	stop_reason = excluded.stop_reason, class = excluded.class, attempts = excluded.attempts,
 	first_failure = excluded.first_failure, last_failure = excluded.last_failure,
 	last_error = excluded.last_error, grp = excluded.grp, record = excluded.record,
 	claim = NULL, claimed_until = NULL
 WHERE dlq_letters.claim IS NOT NULL`,
-		l.ID, l.Job.Source, l.Job.ID, string(l.Reason), l.Last.Decision.Reason, l.Attempts,
+		l.ID, l.Job.Source, l.Job.ID, string(l.StopReason), l.Last.Decision.Reason, l.Attempts,
 		stamp(l.FirstFailure), stamp(l.LastFailure), l.Last.Error, l.Group(), string(rec))
 	if err != nil {
 		return false, fmt.Errorf("dlq/sqlite: put %s: %w", l.ID, err)
@@ -156,6 +208,9 @@ WHERE dlq_letters.claim IS NOT NULL`,
 
 // Get returns the letter id (see dlq.Queue).
 func (q *Queue) Get(ctx context.Context, id string) (dlq.Letter, error) {
+	if err := q.check("Get", ctx, id); err != nil {
+		return dlq.Letter{}, err
+	}
 	var rec string
 	err := q.db.QueryRowContext(ctx, `SELECT record FROM dlq_letters WHERE id = ?`, id).Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -169,6 +224,9 @@ func (q *Queue) Get(ctx context.Context, id string) (dlq.Letter, error) {
 
 // List returns the letters f selects, oldest first (see dlq.Queue).
 func (q *Queue) List(ctx context.Context, f dlq.Filter) ([]dlq.Letter, error) {
+	if err := q.check("List", ctx); err != nil {
+		return nil, err
+	}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -227,8 +285,8 @@ func conditions(f dlq.Filter) (where []string, args []any) {
 	if f.Source != "" {
 		add("source = ?", f.Source)
 	}
-	if f.Reason != "" {
-		add("reason = ?", string(f.Reason))
+	if f.StopReason != "" {
+		add("stop_reason = ?", string(f.StopReason))
 	}
 	if f.Class != "" {
 		add("class = ?", f.Class)
@@ -250,6 +308,9 @@ func conditions(f dlq.Filter) (where []string, args []any) {
 
 // Count counts the letters f selects, in SQL unless f selects a group.
 func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
+	if err := q.check("Count", ctx); err != nil {
+		return 0, err
+	}
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
@@ -271,53 +332,64 @@ func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
 }
 
 // Replay claims the letter, hands its job to to, and removes it if to
-// succeeded (see dlq.Queue).
-func (q *Queue) Replay(ctx context.Context, id string, to dlq.Enqueuer) (err error) {
-	if to == nil {
-		return invalid("Replay", nil, "the Enqueuer must not be nil")
-	}
-	token, rec, err := q.claimLetter(ctx, id)
-	if err != nil {
+// succeeded (see dlq.Queue and dlq.ReplayClaimed).
+func (q *Queue) Replay(ctx context.Context, id string, to dlq.Enqueuer) error {
+	if err := q.check("Replay", ctx); err != nil {
 		return err
 	}
-	// Whatever happens to ctx now, the claim is settled: a letter left
-	// claimed would wait for the claim timeout. A panic in to releases it.
-	settle := context.WithoutCancel(ctx)
-	enqueued := false
-	defer func() {
-		if !enqueued {
-			err = errors.Join(err, q.release(settle, id, token))
-		}
-	}()
-	l, err := decode(id, rec)
-	if err != nil {
-		return err
-	}
-	if err := to.Enqueue(ctx, l.Job); err != nil {
-		return fmt.Errorf("dlq/sqlite: replay %s: %w", id, err)
-	}
-	enqueued = true
-	// No row deleted means a Put of a new death replaced the letter: it stays.
-	if _, err := q.db.ExecContext(settle, `DELETE FROM dlq_letters WHERE id = ? AND claim = ?`, id, token); err != nil {
-		return fmt.Errorf("dlq/sqlite: letter %s was enqueued but not removed; it may be replayed again after %v: %w", id, q.claim, err)
-	}
-	return nil
+	return dlq.ReplayClaimed(ctx, claims{q}, id, to)
 }
 
-func (q *Queue) claimLetter(ctx context.Context, id string) (token, rec string, err error) {
-	token = rand.Text()
+// claims is the Claimer of a Queue: the claim and the time it lapses are
+// columns of the letter's row, so a lapsed claim stays visible until
+// another replay takes it.
+type claims struct{ q *Queue }
+
+func (c claims) Claim(ctx context.Context, id string) (dlq.Claim, error) {
+	token := rand.Text()
 	now := time.Now()
-	err = q.db.QueryRowContext(ctx, `
+	var rec string
+	err := c.q.db.QueryRowContext(ctx, `
 UPDATE dlq_letters SET claim = ?, claimed_until = ?
 WHERE id = ? AND (claim IS NULL OR claimed_until <= ?)
-RETURNING record`, token, now.Add(q.claim).UnixNano(), id, now.UnixNano()).Scan(&rec)
+RETURNING record`, token, now.Add(c.q.claim).UnixNano(), id, now.UnixNano()).Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", q.absentOrClaimed(ctx, id)
+		return dlq.Claim{}, c.q.absentOrClaimed(ctx, id)
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("dlq/sqlite: claim %s: %w", id, err)
+		return dlq.Claim{}, fmt.Errorf("dlq/sqlite: claim %s: %w", id, err)
 	}
-	return token, rec, nil
+	return dlq.Claim{ID: id, Token: token, Record: []byte(rec)}, nil
+}
+
+// Ack removes the letter if the claim is still the replay's. Otherwise a Put
+// replaced the letter (it stays), or the claim lapsed and another replay
+// took it.
+func (c claims) Ack(ctx context.Context, cl dlq.Claim) error {
+	res, err := c.q.db.ExecContext(ctx, `DELETE FROM dlq_letters WHERE id = ? AND claim = ?`, cl.ID, cl.Token)
+	if err != nil {
+		return fmt.Errorf("dlq/sqlite: letter %s not removed; it may be replayed again after %v: %w", cl.ID, c.q.claim, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	var rec string
+	err = c.q.db.QueryRowContext(ctx, `SELECT record FROM dlq_letters WHERE id = ?`, cl.ID).Scan(&rec)
+	switch {
+	case err == nil && rec != string(cl.Record):
+		return nil // a new death, which stays
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("dlq/sqlite: letter %s: %w", cl.ID, err)
+	}
+	return fmt.Errorf("dlq/sqlite: letter %s: the claim lapsed after %v and another replay took the letter: %w", cl.ID, c.q.claim, dlq.ErrClaimLapsed)
+}
+
+func (c claims) Release(ctx context.Context, cl dlq.Claim) error {
+	_, err := c.q.db.ExecContext(ctx, `UPDATE dlq_letters SET claim = NULL, claimed_until = NULL WHERE id = ? AND claim = ?`, cl.ID, cl.Token)
+	if err != nil {
+		return fmt.Errorf("dlq/sqlite: release %s (it stays claimed for up to %v): %w", cl.ID, c.q.claim, err)
+	}
+	return nil
 }
 
 // absentOrClaimed says why the letter id could not be taken.
@@ -332,16 +404,11 @@ func (q *Queue) absentOrClaimed(ctx context.Context, id string) error {
 	return fmt.Errorf("dlq/sqlite: letter %s: %w", id, dlq.ErrClaimed)
 }
 
-func (q *Queue) release(ctx context.Context, id, token string) error {
-	_, err := q.db.ExecContext(ctx, `UPDATE dlq_letters SET claim = NULL, claimed_until = NULL WHERE id = ? AND claim = ?`, id, token)
-	if err != nil {
-		return fmt.Errorf("dlq/sqlite: release %s (it stays claimed for up to %v): %w", id, q.claim, err)
-	}
-	return nil
-}
-
 // Discard removes the letter id unless a replay holds it.
 func (q *Queue) Discard(ctx context.Context, id string) error {
+	if err := q.check("Discard", ctx, id); err != nil {
+		return err
+	}
 	res, err := q.db.ExecContext(ctx, `DELETE FROM dlq_letters WHERE id = ? AND (claim IS NULL OR claimed_until <= ?)`,
 		id, time.Now().UnixNano())
 	if err != nil {
@@ -356,6 +423,9 @@ func (q *Queue) Discard(ctx context.Context, id string) error {
 // Purge removes, in one transaction, the letters f selects that no replay
 // holds.
 func (q *Queue) Purge(ctx context.Context, f dlq.Filter) (int, error) {
+	if err := q.check("Purge", ctx); err != nil {
+		return 0, err
+	}
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}

@@ -159,7 +159,7 @@ func TestAnOperatorCanReadTheFileWithTheSqlite3Shell(t *testing.T) {
 	l := letter("42")
 	q.Put(context.Background(), l)
 	out, err := exec.Command(bin, path,
-		"SELECT id, source, job_id, reason, class, attempts, last_error, grp, json_extract(record, '$.job.id') FROM dlq_letters").CombinedOutput()
+		"SELECT id, source, job_id, stop_reason, class, attempts, last_error, grp, json_extract(record, '$.job.id') FROM dlq_letters").CombinedOutput()
 	want := strings.Join([]string{l.ID, "llm-jobs", "42", "failed", "unclassified", "1", "timeout after 3012ms on 10.0.0.7", l.Group(), "42"}, "|")
 	if err != nil || strings.TrimSpace(string(out)) != want {
 		t.Fatalf("sqlite3 printed %q (%v), want %q", out, err, want)
@@ -191,33 +191,25 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dlq.db")
 	open(t, path)
 	db, _ := sql.Open("sqlite", path)
-	db.Exec(`UPDATE dlq_meta SET value = '2' WHERE key = 'schema_version'`)
+	db.Exec(`UPDATE dlq_meta SET value = '3' WHERE key = 'schema_version'`)
 	db.Close()
-	if _, err := sqlite.Open(context.Background(), path, sqlite.Options{}); err == nil || !strings.Contains(err.Error(), "schema version 2") {
-		t.Fatalf("Open = %v; want a refusal of schema version 2", err)
+	if _, err := sqlite.Open(context.Background(), path, sqlite.Options{}); err == nil || !strings.Contains(err.Error(), "schema version 3") {
+		t.Fatalf("Open = %v; want a refusal of schema version 3", err)
 	}
 }
 
-func TestAStaleClaimLapses(t *testing.T) {
-	q, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dlq.db"), sqlite.Options{ClaimTimeout: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	l := letter("1")
-	q.Put(context.Background(), l)
-	var inner error
-	q.Replay(context.Background(), l.ID, dlq.EnqueueFunc(func(ctx context.Context, _ dlq.Job) error {
-		time.Sleep(5 * time.Millisecond) // the replayer hangs past its claim, as if dead
-		inner = q.Replay(ctx, l.ID, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
-		return nil
-	}))
-	if inner != nil {
-		t.Fatalf("a replay after the claim lapsed = %v; want it to take the letter", inner)
-	}
-	if _, err := q.Get(context.Background(), l.ID); !errors.Is(err, dlq.ErrNotFound) {
-		t.Fatalf("Get = %v; want ErrNotFound", err)
-	}
+func TestLapsedClaims(t *testing.T) {
+	queuetest.RunLapses(t, func(t *testing.T) queuetest.Handles {
+		path := filepath.Join(t.TempDir(), "dlq.db")
+		return func(claim time.Duration) dlq.Queue {
+			q, err := sqlite.Open(context.Background(), path, sqlite.Options{ClaimTimeout: claim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { q.Close() })
+			return q
+		}
+	})
 }
 
 func TestOpenValidatesItsArguments(t *testing.T) {
@@ -230,8 +222,10 @@ func TestOpenValidatesItsArguments(t *testing.T) {
 	}{
 		{"an empty path", "", sqlite.Options{}, "sqlite.Open"},
 		{"a path with a query", filepath.Join(dir, "x.db?mode=ro"), sqlite.Options{}, "sqlite.Open"},
-		{"a negative busy timeout", filepath.Join(dir, "x.db"), sqlite.Options{BusyTimeout: -1}, "Options.BusyTimeout"},
-		{"a negative claim timeout", filepath.Join(dir, "x.db"), sqlite.Options{ClaimTimeout: -1}, "Options.ClaimTimeout"},
+		{"a negative busy timeout", filepath.Join(dir, "x.db"), sqlite.Options{BusyTimeout: -1}, "sqlite.Options.BusyTimeout"},
+		{"a busy timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Options{BusyTimeout: time.Microsecond}, "sqlite.Options.BusyTimeout"},
+		{"a negative claim timeout", filepath.Join(dir, "x.db"), sqlite.Options{ClaimTimeout: -1}, "sqlite.Options.ClaimTimeout"},
+		{"a claim timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Options{ClaimTimeout: time.Microsecond}, "sqlite.Options.ClaimTimeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {

@@ -54,7 +54,14 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cooldowns, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{})
+	cooldowns, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{
+		OnCooldown: func(key string, until time.Time, err error) {
+			if o.Logger != nil {
+				o.Logger.Info("gateway: cooling down: calls fail locally until the server's Retry-After",
+					"key", key, "until", until, "error", err)
+			}
+		},
+	})
 	if err != nil {
 		return nil, err
 	}

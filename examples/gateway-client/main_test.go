@@ -60,7 +60,7 @@ func checkLogs(t *testing.T, logs string) {
 		`level=DEBUG msg="retry: waiting before the next attempt" attempt=1 delay=[\d.]+(µs|ms|ns) class="http 503"`,
 		`level=INFO msg="retry: waiting before the next attempt" attempt=2 delay=1(\.\d+)?s class="http 429"`,
 		`level=INFO msg="retry: waiting before the next attempt" attempt=2 delay=1(\.\d+)?s class="idempotency key in progress"`,
-		`level=INFO msg="retry: cooling down: calls fail locally until the server's Retry-After" key=127\.0\.0\.1:\d+/llama-70b`,
+		`level=INFO msg="gateway: cooling down: calls fail locally until the server's Retry-After" key=127\.0\.0\.1:\d+/llama-70b`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + want).MatchString(logs) {
 			t.Errorf("no log line matches %s:\n%s", want, logs)

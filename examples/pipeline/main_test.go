@@ -184,7 +184,7 @@ func TestEverythingFailing(t *testing.T) {
 	if r.json.DeadLettered != 200 || r.json.LLMCalls != 3*200 || r.json.EmailsSent != 0 {
 		t.Errorf("got %+v; want every job dead-lettered after 3 LLM calls, no email", r.json)
 	}
-	q := `SELECT count(*) FROM dlq_letters WHERE attempts != 3 OR reason != 'max-attempts'`
+	q := `SELECT count(*) FROM dlq_letters WHERE attempts != 3 OR stop_reason != 'max-attempts'`
 	if n := count(t, r.db, q); n != 0 {
 		t.Errorf("%d letters were not dead-lettered after 3 attempts", n)
 	}

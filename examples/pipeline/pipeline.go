@@ -154,9 +154,12 @@ func (p *pipeline) process(ctx context.Context, d delivery, j job) error {
 // analyse calls the model and saves its answer in j. A job whose call or
 // write fails for good is dead-lettered, and j stays unsaved.
 func (p *pipeline) analyse(ctx context.Context, d delivery, j *job) error {
-	c, stats, err := retry.RunValue(ctx, p.r.llm, func(ctx context.Context) (completion, error) {
+	// An empty or filtered answer is the model's final word: accepted, never
+	// retried (a new generation would be billed and say the same).
+	final := func(c completion) classify.Decision { return classify.Completion(c.Content, c.FinishReason) }
+	c, stats, err := retry.Value(ctx, p.r.llm, classify.CheckResult(func(ctx context.Context) (completion, error) {
 		return p.complete(ctx, *j)
-	})
+	}, final))
 	if err != nil {
 		return p.deadLetter(ctx, *j, stats.Attempts, err)
 	}

@@ -92,11 +92,7 @@ func newRetriers(s [3]step, speed int64) (retriers, error) {
 	opts := func(p policy.Policy) []retry.Option {
 		return []retry.Option{retry.WithPolicy(p), retry.WithClassifier(retryAfterIn(speed))}
 	}
-	// An empty or filtered answer is the model's final word: accepted, never
-	// retried (a new generation would be billed and say the same).
-	llm, err := retry.New(append(opts(s[0].policy), retry.WithResult(func(c completion) classify.Decision {
-		return classify.Completion(c.Content, c.FinishReason)
-	}))...)
+	llm, err := retry.New(opts(s[0].policy)...)
 	if err != nil {
 		return retriers{}, err
 	}

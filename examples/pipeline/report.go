@@ -179,7 +179,7 @@ func (wd *world) deadLetters(ctx context.Context, w io.Writer, _ outcome) error 
 	})
 	tried := attemptsByGroup(letters)
 	for _, g := range groups[:min(len(groups), 5)] {
-		fmt.Fprintf(w, "  %4d  %-13s %s, %s\n", g.Count, g.Example.Reason, g.Example.Last.Error, tried[g.ID])
+		fmt.Fprintf(w, "  %4d  %-13s %s, %s\n", g.Count, g.Example.StopReason, g.Example.Last.Error, tried[g.ID])
 	}
 	return nil
 }

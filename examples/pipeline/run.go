@@ -117,7 +117,7 @@ func (wd *world) open(ctx context.Context, path string) error {
 	wd.closers = append(wd.closers, q.Close)
 	// The Monitor raises the lesson's alerts (more than 10 letters, more than
 	// 10 new ones within an hour) to the summary instead of the log.
-	wd.letters, err = dlq.NewMonitor(q, dlq.MonitorOptions{Hook: wd.events.dlqAlert, Logger: slog.New(slog.DiscardHandler)})
+	wd.letters, err = dlq.NewMonitor(q, dlq.MonitorOptions{OnAlert: wd.events.dlqAlert, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func flakyServer(ctx context.Context, w io.Writer, r *retry.Retrier) error {
 	defer srv.Close()
 
 	fmt.Fprintln(w, "flaky server:")
-	body, stats, err := retry.RunValue(ctx, r, func(ctx context.Context) (string, error) {
+	body, stats, err := retry.Value(ctx, r, func(ctx context.Context) (string, error) {
 		return get(ctx, srv.URL)
 	})
 	if err != nil {

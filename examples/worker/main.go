@@ -104,7 +104,7 @@ func newDemo(rdb *goredis.Client, logger *slog.Logger) (*demo, error) {
 	}
 	alerts := &alertLog{}
 	monitor, err := dlq.NewMonitor(dead.From(q.processing), // a letter stored leaves the processing list atomically
-		dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: 3}, Hook: alerts.hook, Logger: logger})
+		dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: 3}, OnAlert: alerts.hook, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (d *demo) showDeadLetters(ctx context.Context, w io.Writer) error {
 	groups := dlq.GroupLetters(letters)
 	fmt.Fprintf(w, "dlq: %d letters, %d root causes:\n", len(letters), len(groups))
 	for _, g := range groups {
-		fmt.Fprintf(w, "  %d × %s after %d attempt(s): %s\n", g.Count, g.Example.Reason, g.Example.Attempts, g.Signature)
+		fmt.Fprintf(w, "  %d × %s after %d attempt(s): %s\n", g.Count, g.Example.StopReason, g.Example.Attempts, g.Signature)
 	}
 	return nil
 }

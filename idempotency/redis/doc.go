@@ -7,9 +7,11 @@
 //	…
 //	res, err := idempotency.Do(ctx, store, key, fingerprint, fn)
 //
-// Each key is one Redis string holding the record as
-// idempotency.Record.MarshalBinary encodes it, with the lease or the
-// retention as its expiry (PX), so Redis itself drops what has expired.
+// Each key is one Redis string, named by the prefix and
+// idempotency.StoreKey.String (the idempotency key itself when it has no
+// scope), holding the record as idempotency.Record.MarshalBinary encodes
+// it, with the lease or the retention as its expiry (PX), so Redis itself
+// drops what has expired.
 // Every transition is one Lua script — one round trip, atomic on the server:
 //
 //	Claim     GET the key; if absent, SET it to the claim with PX lease
@@ -28,12 +30,35 @@
 //
 // The store does not implement idempotency.Waiter: a caller waiting for a
 // key in progress polls it, 10ms doubling to idempotency.WithPollInterval.
+// It bounds no scope: Redis's maxmemory and its eviction policy decide what
+// happens when it is full (noeviction refuses writes, which the middleware
+// answers with 503; an evicting policy can forget a record before its time).
 //
 // # Defaults
 //
 //	setting      default          option
 //	key prefix   "idempotency:"   WithPrefix
 //
-// Durability is Redis's: a Redis that restarts without persistence forgets
-// every claim and result, and keys used before run again.
+// # Durability
+//
+// The store is as durable as the Redis behind it. Redis's defaults — RDB
+// snapshots every few minutes, no append-only file — lose in a crash every
+// write since the last snapshot: those claims and results are forgotten, and
+// their keys run again. Run Redis with the append-only file, fsynced on every
+// write:
+//
+//	appendonly yes
+//	appendfsync always
+//
+// With these, a claim or result Redis acknowledged survives a crash of
+// redis-server: the tests SIGKILL it while 20 executions are in flight and
+// restart it on the same data directory, and no key runs again. Without
+// persistence the same crash forgets every claim and every result: all 20
+// keys in flight ran a second time, concurrently with their first execution
+// (whose results were then refused, ErrClaimLost), and every finished key
+// ran again. appendfsync everysec, Redis's default fsync policy for the
+// append-only file, may lose the last second or two of writes to an
+// operating system crash or a power loss (that rests on Redis's documented
+// behaviour; the tests kill only the process). A failover to a replica,
+// which Redis feeds asynchronously, can lose acknowledged writes too.
 package redis

@@ -6,6 +6,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.0.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -52,6 +53,10 @@ return 1`)
 
 // Store is an idempotency.Store in Redis. It is safe for concurrent use, and
 // any number of processes may share one Redis through it.
+//
+// Each method waits for Redis as long as ctx and the client allow: a go-redis
+// client bounds a command by ctx's deadline only with ContextTimeoutEnabled,
+// and otherwise by its own ReadTimeout and WriteTimeout.
 type Store struct {
 	c      goredis.Scripter
 	prefix string
@@ -73,10 +78,10 @@ func WithPrefix(prefix string) Option {
 
 // New returns a Store that keeps its records through c — a *goredis.Client,
 // *goredis.ClusterClient, *goredis.Ring or anything else that runs scripts.
-// A nil c is a *retry.InvalidError.
+// A nil c, or a nil Option, is a *retry.InvalidError.
 func New(c goredis.Scripter, opts ...Option) (*Store, error) {
-	if c == nil {
-		return nil, invalid("redis.New client", nil, "must not be nil")
+	if isNil(c) {
+		return nil, invalid("redis.New", nil, "the client must not be nil")
 	}
 	cfg := config{prefix: DefaultPrefix}
 	for _, o := range opts {
@@ -92,19 +97,29 @@ func invalid(name string, value any, reason string) error {
 	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
-// Claim implements idempotency.Store.
-func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
-	if rec.Status != idempotency.InProgress {
-		return idempotency.Record{}, false, invalid("record", rec.Status, "Claim takes an InProgress record")
+// isNil is true for a nil interface and for one holding a nil pointer (a
+// nil *goredis.Client), whose methods would panic.
+func isNil(v any) bool {
+	if v == nil {
+		return true
 	}
-	v, err := encode(rec)
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}
+
+// Claim implements idempotency.Store.
+func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
+	if rec.Status != idempotency.InProgress {
+		return idempotency.Record{}, false, invalid("redis.Store.Claim", rec.Status, "the record must be InProgress")
+	}
+	v, err := encode("Claim", rec)
 	if err == nil {
-		err = s.check(ctx, key, lease)
+		err = s.check(ctx, "Claim", key, lease)
 	}
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
-	got, err := claimScript.Run(ctx, s.c, []string{s.prefix + key}, v, ms(lease)).Text()
+	got, err := claimScript.Run(ctx, s.c, []string{s.redisKey(key)}, v, ms(lease)).Text()
 	switch {
 	case errors.Is(err, goredis.Nil):
 		return rec, true, nil
@@ -113,27 +128,27 @@ func (s *Store) Claim(ctx context.Context, key string, rec idempotency.Record, l
 	}
 	var stored idempotency.Record
 	if err := stored.UnmarshalBinary([]byte(got)); err != nil {
-		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: key %q: %w", s.prefix+key, err)
+		return idempotency.Record{}, false, fmt.Errorf("idempotency/redis: key %q: %w", s.redisKey(key), err)
 	}
 	return stored, false, nil
 }
 
 // Extend implements idempotency.Store.
-func (s *Store) Extend(ctx context.Context, key, token string, lease time.Duration) error {
-	if err := s.check(ctx, key, lease); err != nil {
+func (s *Store) Extend(ctx context.Context, key idempotency.StoreKey, token string, lease time.Duration) error {
+	if err := s.checkToken(ctx, "Extend", key, token, lease); err != nil {
 		return err
 	}
 	return s.fenced(ctx, "extend", extendScript, key, token, ms(lease))
 }
 
 // Complete implements idempotency.Store.
-func (s *Store) Complete(ctx context.Context, key string, rec idempotency.Record, retention time.Duration) error {
+func (s *Store) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	if !rec.Status.Final() {
-		return invalid("record", rec.Status, "Complete takes a final record")
+		return invalid("redis.Store.Complete", rec.Status, "the record must be final")
 	}
-	v, err := encode(rec)
+	v, err := encode("Complete", rec)
 	if err == nil {
-		err = s.check(ctx, key, retention)
+		err = s.check(ctx, "Complete", key, retention)
 	}
 	if err != nil {
 		return err
@@ -142,16 +157,16 @@ func (s *Store) Complete(ctx context.Context, key string, rec idempotency.Record
 }
 
 // Release implements idempotency.Store.
-func (s *Store) Release(ctx context.Context, key, token string) error {
-	if err := s.check(ctx, key, time.Millisecond); err != nil {
+func (s *Store) Release(ctx context.Context, key idempotency.StoreKey, token string) error {
+	if err := s.checkToken(ctx, "Release", key, token, time.Millisecond); err != nil {
 		return err
 	}
 	return s.fenced(ctx, "release", releaseScript, key, token)
 }
 
 // fenced runs a script that acts only for the claim's holder.
-func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key, token string, args ...any) error {
-	ok, err := script.Run(ctx, s.c, []string{s.prefix + key}, append([]any{token}, args...)...).Int()
+func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key idempotency.StoreKey, token string, args ...any) error {
+	ok, err := script.Run(ctx, s.c, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("idempotency/redis: %s: %w", op, err)
@@ -161,27 +176,46 @@ func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, k
 	return nil
 }
 
-func encode(rec idempotency.Record) (string, error) {
+func encode(method string, rec idempotency.Record) (string, error) {
 	b, err := rec.MarshalBinary()
 	if err != nil {
-		return "", invalid("record", rec.Status, err.Error())
+		return "", invalid("redis.Store."+method, rec.Status, "bad record: "+err.Error())
 	}
 	return string(b), nil
 }
 
-func (s *Store) check(ctx context.Context, key string, d time.Duration) error {
+// check refuses, before any work, a Store not made by New, a nil context,
+// an empty key, and a lease or retention under the millisecond that PX
+// counts in.
+func (s *Store) check(ctx context.Context, method string, key idempotency.StoreKey, d time.Duration) error {
+	name := "redis.Store." + method
 	switch {
 	case s == nil || s.c == nil:
-		return invalid("redis.Store", nil, "not made by redis.New")
+		return invalid(name, nil, "the Store must be made by New")
 	case ctx == nil:
-		return invalid("ctx", nil, "must not be nil")
-	case key == "":
-		return invalid("key", "", "must not be empty")
+		return invalid(name, nil, "the context must not be nil")
+	case key.Key == "":
+		return invalid(name, `""`, "the key must not be empty")
 	case d < time.Millisecond:
-		return invalid("lease or retention", d, "must be at least 1ms")
+		return invalid(name, d, "the lease or retention must be at least 1ms")
 	}
 	return nil
 }
+
+// checkToken is check for a method that names the claim by its token.
+func (s *Store) checkToken(ctx context.Context, method string, key idempotency.StoreKey, token string, d time.Duration) error {
+	if err := s.check(ctx, method, key, d); err != nil {
+		return err
+	}
+	if token == "" {
+		return invalid("redis.Store."+method, token, "the token must not be empty")
+	}
+	return nil
+}
+
+// redisKey is the Redis key of key: the prefix, then key's string form (the
+// key itself when it has no scope).
+func (s *Store) redisKey(key idempotency.StoreKey) string { return s.prefix + key.String() }
 
 // ms is a duration in whole milliseconds, as PX and PEXPIRE take it.
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

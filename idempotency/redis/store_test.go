@@ -8,7 +8,6 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/idempotency/redis"
 	"github.com/retrykit/retry/idempotency/storetest"
@@ -47,7 +46,7 @@ func TestRecordsAreStoredInTheDocumentedLayout(t *testing.T) {
 	c, _ := newClient(t)
 	s := newStore(t, c)
 	claim := idempotency.Record{Status: idempotency.InProgress, Token: "exec-1", Fingerprint: idempotency.NewFingerprint([]byte("a"))}
-	_, ok, err := s.Claim(t.Context(), "order-1", claim, time.Minute)
+	_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "order-1"}, claim, time.Minute)
 	require.NoError(t, err)
 	require.True(t, ok)
 	raw, err := c.Get(t.Context(), "idempotency:order-1").Bytes()
@@ -61,7 +60,7 @@ func TestRecordsAreStoredInTheDocumentedLayout(t *testing.T) {
 
 	done := claim
 	done.Status, done.Value = idempotency.Succeeded, []byte("receipt")
-	require.NoError(t, s.Complete(t.Context(), "order-1", done, 24*time.Hour))
+	require.NoError(t, s.Complete(t.Context(), idempotency.StoreKey{Key: "order-1"}, done, 24*time.Hour))
 	ttl, _ = c.PTTL(t.Context(), "idempotency:order-1").Result()
 	assert.InDelta(t, (24 * time.Hour).Seconds(), ttl.Seconds(), 5, "the retention is the record's expiry")
 }
@@ -106,33 +105,19 @@ func TestAStaleExecutorCannotOverwriteANewerResult(t *testing.T) {
 	s := newStore(t, c)
 	ctx := t.Context()
 	claim := func(token string, lease time.Duration) {
-		_, ok, err := s.Claim(ctx, "k", idempotency.Record{Status: idempotency.InProgress, Token: token}, lease)
+		_, ok, err := s.Claim(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: token}, lease)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
 	claim("slow", 50*time.Millisecond)
 	time.Sleep(200 * time.Millisecond) // the slow executor's lease runs out
 	claim("fast", time.Minute)
-	require.NoError(t, s.Complete(ctx, "k", idempotency.Record{Status: idempotency.Succeeded, Token: "fast", Value: []byte("new")}, time.Minute))
-	err := s.Complete(ctx, "k", idempotency.Record{Status: idempotency.Succeeded, Token: "slow", Value: []byte("old")}, time.Minute)
+	require.NoError(t, s.Complete(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.Succeeded, Token: "fast", Value: []byte("new")}, time.Minute))
+	err := s.Complete(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.Succeeded, Token: "slow", Value: []byte("old")}, time.Minute)
 	require.ErrorIs(t, err, idempotency.ErrClaimLost)
-	got, _, err := s.Claim(ctx, "k", idempotency.Record{Status: idempotency.InProgress, Token: "probe"}, time.Minute)
+	got, _, err := s.Claim(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: "probe"}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "new", string(got.Value))
-}
-
-func TestNewRejectsBadArguments(t *testing.T) {
-	_, err := redis.New(nil)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-	_, err = redis.New(goredis.NewClient(&goredis.Options{}), nil)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-}
-
-func TestTheZeroStoreIsAnErrorNotAPanic(t *testing.T) {
-	var s redis.Store
-	_, _, err := s.Claim(t.Context(), "k", idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
-	require.ErrorIs(t, err, retry.ErrInvalid)
-	require.ErrorIs(t, s.Release(t.Context(), "k", "t"), retry.ErrInvalid)
 }
 
 func TestAnUnreachableRedisIsAStoreFailure(t *testing.T) {

@@ -11,8 +11,9 @@
 //	}
 //
 // The suite runs on the real clock, with leases of a fraction of a second,
-// its subtests in parallel; it takes a few seconds. A store that implements
-// idempotency.Waiter is also checked as one.
+// its subtests in parallel; it takes a few seconds. Its checks use keys in a
+// scope (scope), as the middleware does, and one check compares scopes. A
+// store that implements idempotency.Waiter is also checked as one.
 package storetest
 
 import (
@@ -54,6 +55,7 @@ var checks = []check{
 	{"extending a claim keeps it past its first lease", extendKeeps},
 	{"a record expires after its retention", retentionExpires},
 	{"keys are independent of each other", keysIndependent},
+	{"the same key in another scope is another key", scopesIndependent},
 	{"concurrent claims grant a key exactly once", claimOnce},
 	{"invalid arguments are errors that change nothing", invalidArguments},
 	{"records returned and given do not alias the store", noAliasing},
@@ -63,9 +65,16 @@ var checks = []check{
 
 // Run checks the stores newStore returns against the contract of
 // idempotency.Store, one subtest per rule, each on a store of its own.
-// newStore may be called concurrently.
+// newStore may be called concurrently. A nil newStore fails t; a nil t is
+// nothing to report to, and Run returns at once.
 func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
+	if t == nil {
+		return
+	}
 	t.Helper()
+	if newStore == nil {
+		t.Fatal("storetest.Run(<nil>): newStore must not be nil")
+	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -73,6 +82,12 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		})
 	}
 }
+
+// scope is the scope of the keys the checks use.
+const scope = "storetest-scope"
+
+// keyOf is the store key the checks use for name.
+func keyOf(name string) idempotency.StoreKey { return idempotency.StoreKey{Scope: scope, Key: name} }
 
 func claimRecord(token string, fp idempotency.Fingerprint) idempotency.Record {
 	return idempotency.Record{Status: idempotency.InProgress, Token: token, Fingerprint: fp}
@@ -83,7 +98,7 @@ var fpA, fpB = idempotency.NewFingerprint([]byte("a")), idempotency.NewFingerpri
 // mustClaim claims key for token and fails the test unless it was granted.
 func mustClaim(t *testing.T, s idempotency.Store, key, token string, lease time.Duration) {
 	t.Helper()
-	got, ok, err := s.Claim(t.Context(), key, claimRecord(token, fpA), lease)
+	got, ok, err := s.Claim(t.Context(), keyOf(key), claimRecord(token, fpA), lease)
 	if err != nil || !ok {
 		t.Fatalf("Claim(%.40q, %q) = %s, %v, %v; want it granted", key, token, describe(got), ok, err)
 	}
@@ -92,12 +107,12 @@ func mustClaim(t *testing.T, s idempotency.Store, key, token string, lease time.
 // current returns the record key holds, if any, without changing it.
 func current(t *testing.T, s idempotency.Store, key string) (idempotency.Record, bool) {
 	t.Helper()
-	got, ok, err := s.Claim(t.Context(), key, claimRecord("probe", fpB), short)
+	got, ok, err := s.Claim(t.Context(), keyOf(key), claimRecord("probe", fpB), short)
 	if err != nil {
 		t.Fatalf("Claim(%.40q): %v", key, err)
 	}
 	if ok { // the key was free: leave it so
-		if err := s.Release(t.Context(), key, "probe"); err != nil {
+		if err := s.Release(t.Context(), keyOf(key), "probe"); err != nil {
 			t.Fatalf("Release of a probe claim: %v", err)
 		}
 		return idempotency.Record{}, false
@@ -129,7 +144,7 @@ func describe(r idempotency.Record) string {
 
 func claimFree(t *testing.T, s idempotency.Store) {
 	rec := claimRecord("t1", fpA)
-	got, ok, err := s.Claim(t.Context(), "k", rec, long)
+	got, ok, err := s.Claim(t.Context(), keyOf("k"), rec, long)
 	if err != nil || !ok {
 		t.Fatalf("Claim on a free key = %v, %v; want granted", ok, err)
 	}
@@ -138,12 +153,12 @@ func claimFree(t *testing.T, s idempotency.Store) {
 
 func claimHeld(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t1", long)
-	got, ok, err := s.Claim(t.Context(), "k", claimRecord("t2", fpB), long)
+	got, ok, err := s.Claim(t.Context(), keyOf("k"), claimRecord("t2", fpB), long)
 	if err != nil || ok {
 		t.Fatalf("second Claim = %v, %v; want refused", ok, err)
 	}
 	wantRecord(t, got, claimRecord("t1", fpA))
-	if err := s.Extend(t.Context(), "k", "t1", long); err != nil {
+	if err := s.Extend(t.Context(), keyOf("k"), "t1", long); err != nil {
 		t.Errorf("the first holder lost its claim to a refused one: Extend = %v", err)
 	}
 }
@@ -157,10 +172,10 @@ func completeRoundTrip(t *testing.T, s idempotency.Store) {
 		key, token := fmt.Sprintf("k%d", i), fmt.Sprintf("t%d", i)
 		mustClaim(t, s, key, token, long)
 		rec.Token, rec.Fingerprint = token, fpA
-		if err := s.Complete(t.Context(), key, rec, long); err != nil {
+		if err := s.Complete(t.Context(), keyOf(key), rec, long); err != nil {
 			t.Fatalf("Complete(%v) by the holder: %v", rec.Status, err)
 		}
-		got, ok, err := s.Claim(t.Context(), key, claimRecord("other", fpB), long)
+		got, ok, err := s.Claim(t.Context(), keyOf(key), claimRecord("other", fpB), long)
 		if err != nil || ok {
 			t.Fatalf("Claim after Complete = %v, %v; want the record", ok, err)
 		}
@@ -174,11 +189,11 @@ func valueSizes(t *testing.T, s idempotency.Store) {
 		mustClaim(t, s, key, "t", long)
 		value := bytes.Repeat([]byte{0, 1, 0xfe, 'x'}, n/4+1)[:n]
 		rec := idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: value}
-		err := s.Complete(t.Context(), key, rec, long)
+		err := s.Complete(t.Context(), keyOf(key), rec, long)
 		if errors.Is(err, idempotency.ErrTooLarge) {
 			// Allowed, if the claim is kept for a NotRetained record instead.
 			rec = idempotency.Record{Status: idempotency.NotRetained, Token: "t", Fingerprint: fpA}
-			err = s.Complete(t.Context(), key, rec, long)
+			err = s.Complete(t.Context(), keyOf(key), rec, long)
 		}
 		if err != nil {
 			t.Fatalf("Complete with %d bytes: %v", n, err)
@@ -191,12 +206,12 @@ func valueSizes(t *testing.T, s idempotency.Store) {
 func fencedByToken(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "holder", long)
 	ctx := t.Context()
-	wantLost(t, "Extend by another token", s.Extend(ctx, "k", "intruder", long))
-	wantLost(t, "Complete by another token", s.Complete(ctx, "k", idempotency.Record{Status: idempotency.Succeeded, Token: "intruder", Fingerprint: fpA, Value: []byte("x")}, long))
-	wantLost(t, "Release by another token", s.Release(ctx, "k", "intruder"))
-	wantLost(t, "Extend of a free key", s.Extend(ctx, "free", "holder", long))
-	wantLost(t, "Complete of a free key", s.Complete(ctx, "free", idempotency.Record{Status: idempotency.Succeeded, Token: "holder"}, long))
-	wantLost(t, "Release of a free key", s.Release(ctx, "free", "holder"))
+	wantLost(t, "Extend by another token", s.Extend(ctx, keyOf("k"), "intruder", long))
+	wantLost(t, "Complete by another token", s.Complete(ctx, keyOf("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "intruder", Fingerprint: fpA, Value: []byte("x")}, long))
+	wantLost(t, "Release by another token", s.Release(ctx, keyOf("k"), "intruder"))
+	wantLost(t, "Extend of a free key", s.Extend(ctx, keyOf("free"), "holder", long))
+	wantLost(t, "Complete of a free key", s.Complete(ctx, keyOf("free"), idempotency.Record{Status: idempotency.Succeeded, Token: "holder"}, long))
+	wantLost(t, "Release of a free key", s.Release(ctx, keyOf("free"), "holder"))
 	got, held := current(t, s, "k")
 	if !held {
 		t.Fatal("the claim is gone after refused calls")
@@ -210,25 +225,25 @@ func fencedByToken(t *testing.T, s idempotency.Store) {
 func finishedIsFinal(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t", long)
 	done := idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: []byte("first")}
-	if err := s.Complete(t.Context(), "k", done, long); err != nil {
+	if err := s.Complete(t.Context(), keyOf("k"), done, long); err != nil {
 		t.Fatal(err)
 	}
 	again := done
 	again.Value = []byte("second")
-	wantLost(t, "a second Complete", s.Complete(t.Context(), "k", again, long))
-	wantLost(t, "Extend of a finished record", s.Extend(t.Context(), "k", "t", long))
-	wantLost(t, "Release of a finished record", s.Release(t.Context(), "k", "t"))
+	wantLost(t, "a second Complete", s.Complete(t.Context(), keyOf("k"), again, long))
+	wantLost(t, "Extend of a finished record", s.Extend(t.Context(), keyOf("k"), "t", long))
+	wantLost(t, "Release of a finished record", s.Release(t.Context(), keyOf("k"), "t"))
 	got, _ := current(t, s, "k")
 	wantRecord(t, got, done)
 }
 
 func releaseFrees(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t1", long)
-	if err := s.Release(t.Context(), "k", "t1"); err != nil {
+	if err := s.Release(t.Context(), keyOf("k"), "t1"); err != nil {
 		t.Fatalf("Release by the holder: %v", err)
 	}
 	mustClaim(t, s, "k", "t2", long)
-	wantLost(t, "a second Release by the first holder", s.Release(t.Context(), "k", "t1"))
+	wantLost(t, "a second Release by the first holder", s.Release(t.Context(), keyOf("k"), "t1"))
 }
 
 func leaseExpires(t *testing.T, s idempotency.Store) {
@@ -236,31 +251,31 @@ func leaseExpires(t *testing.T, s idempotency.Store) {
 	time.Sleep(expire)
 	mustClaim(t, s, "k", "fresh", long)
 	ctx := t.Context()
-	wantLost(t, "Extend by the stale holder", s.Extend(ctx, "k", "stale", long))
-	wantLost(t, "Complete by the stale holder", s.Complete(ctx, "k", idempotency.Record{Status: idempotency.Succeeded, Token: "stale", Fingerprint: fpA, Value: []byte("late")}, long))
-	wantLost(t, "Release by the stale holder", s.Release(ctx, "k", "stale"))
+	wantLost(t, "Extend by the stale holder", s.Extend(ctx, keyOf("k"), "stale", long))
+	wantLost(t, "Complete by the stale holder", s.Complete(ctx, keyOf("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "stale", Fingerprint: fpA, Value: []byte("late")}, long))
+	wantLost(t, "Release by the stale holder", s.Release(ctx, keyOf("k"), "stale"))
 	got, _ := current(t, s, "k")
 	wantRecord(t, got, claimRecord("fresh", fpA))
 
 	mustClaim(t, s, "gone", "stale", short)
 	time.Sleep(expire)
-	wantLost(t, "Complete after the lease, the key unclaimed", s.Complete(ctx, "gone", idempotency.Record{Status: idempotency.Succeeded, Token: "stale", Fingerprint: fpA}, long))
+	wantLost(t, "Complete after the lease, the key unclaimed", s.Complete(ctx, keyOf("gone"), idempotency.Record{Status: idempotency.Succeeded, Token: "stale", Fingerprint: fpA}, long))
 }
 
 func extendKeeps(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t", first)
-	if err := s.Extend(t.Context(), "k", "t", long); err != nil {
+	if err := s.Extend(t.Context(), keyOf("k"), "t", long); err != nil {
 		t.Fatalf("Extend by the holder: %v", err)
 	}
 	time.Sleep(first + short)
-	if err := s.Extend(t.Context(), "k", "t", long); err != nil {
+	if err := s.Extend(t.Context(), keyOf("k"), "t", long); err != nil {
 		t.Errorf("the claim expired at its first lease despite Extend: %v", err)
 	}
 }
 
 func retentionExpires(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t", long)
-	if err := s.Complete(t.Context(), "k", idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA}, short); err != nil {
+	if err := s.Complete(t.Context(), keyOf("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA}, short); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(expire)
@@ -280,13 +295,36 @@ func keysIndependent(t *testing.T, s idempotency.Store) {
 	}
 }
 
+func scopesIndependent(t *testing.T, s idempotency.Store) {
+	// Scopes whose string forms could be confused if a store joined scope
+	// and key carelessly.
+	keys := []idempotency.StoreKey{
+		{Key: "k"}, {Scope: "a", Key: "k"}, {Scope: "b", Key: "k"}, {Scope: "a:k", Key: "k"},
+		{Scope: "a", Key: "k:k"}, {Key: "1:a:k"}, {Key: "a:k"}, {Scope: "ключ", Key: "k"},
+	}
+	for i, k := range keys {
+		got, ok, err := s.Claim(t.Context(), k, claimRecord(fmt.Sprint("t", i), fpA), long)
+		if err != nil || !ok {
+			t.Fatalf("Claim(%+q) = %s, %v, %v; want it granted: no other scope holds it", k, describe(got), ok, err)
+		}
+	}
+	for i, k := range keys {
+		if err := s.Extend(t.Context(), k, fmt.Sprint("t", i), long); err != nil {
+			t.Errorf("Extend(%+q) by its own holder = %v; the scopes share a record", k, err)
+		}
+	}
+	if err := s.Release(t.Context(), keys[1], "t0"); !errors.Is(err, idempotency.ErrClaimLost) {
+		t.Errorf("Release of scope a's key by the unscoped key's holder = %v; want ErrClaimLost", err)
+	}
+}
+
 func claimOnce(t *testing.T, s idempotency.Store) {
 	const n = 50
 	var granted atomic.Int32
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			_, ok, err := s.Claim(context.Background(), "k", claimRecord(fmt.Sprint("t", i), fpA), long)
+			_, ok, err := s.Claim(context.Background(), keyOf("k"), claimRecord(fmt.Sprint("t", i), fpA), long)
 			if err != nil {
 				t.Error(err)
 			}
@@ -309,13 +347,13 @@ func invalidArguments(t *testing.T, s idempotency.Store) {
 		name string
 		err  func() error
 	}{
-		{"Claim of a finished record", func() error { _, _, err := s.Claim(ctx, "k", final, long); return err }},
-		{"Claim with an empty token", func() error { _, _, err := s.Claim(ctx, "k", claimRecord("", fpA), long); return err }},
-		{"Claim with a token over 255 bytes", func() error { _, _, err := s.Claim(ctx, "k", claimRecord(long256, fpA), long); return err }},
-		{"Claim with a zero lease", func() error { _, _, err := s.Claim(ctx, "k", claimRecord("t", fpA), 0); return err }},
-		{"Claim of an empty key", func() error { _, _, err := s.Claim(ctx, "", claimRecord("t", fpA), long); return err }},
+		{"Claim of a finished record", func() error { _, _, err := s.Claim(ctx, keyOf("k"), final, long); return err }},
+		{"Claim with an empty token", func() error { _, _, err := s.Claim(ctx, keyOf("k"), claimRecord("", fpA), long); return err }},
+		{"Claim with a token over 255 bytes", func() error { _, _, err := s.Claim(ctx, keyOf("k"), claimRecord(long256, fpA), long); return err }},
+		{"Claim with a zero lease", func() error { _, _, err := s.Claim(ctx, keyOf("k"), claimRecord("t", fpA), 0); return err }},
+		{"Claim of an empty key", func() error { _, _, err := s.Claim(ctx, keyOf(""), claimRecord("t", fpA), long); return err }},
 		{"Claim with an unknown status", func() error {
-			_, _, err := s.Claim(ctx, "k", idempotency.Record{Status: 99, Token: "t"}, long)
+			_, _, err := s.Claim(ctx, keyOf("k"), idempotency.Record{Status: 99, Token: "t"}, long)
 			return err
 		}},
 	}
@@ -332,9 +370,9 @@ func invalidArguments(t *testing.T, s idempotency.Store) {
 		name string
 		err  error
 	}{
-		{"Complete with an InProgress record", s.Complete(ctx, "k", claimRecord("t", fpA), long)},
-		{"Complete with a zero retention", s.Complete(ctx, "k", final, 0)},
-		{"Extend with a zero lease", s.Extend(ctx, "k", "t", 0)},
+		{"Complete with an InProgress record", s.Complete(ctx, keyOf("k"), claimRecord("t", fpA), long)},
+		{"Complete with a zero retention", s.Complete(ctx, keyOf("k"), final, 0)},
+		{"Extend with a zero lease", s.Extend(ctx, keyOf("k"), "t", 0)},
 	} {
 		if c.err == nil {
 			t.Errorf("%s: no error", c.name)
@@ -347,7 +385,7 @@ func invalidArguments(t *testing.T, s idempotency.Store) {
 func noAliasing(t *testing.T, s idempotency.Store) {
 	mustClaim(t, s, "k", "t", long)
 	value := []byte("original")
-	if err := s.Complete(t.Context(), "k", idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: value}, long); err != nil {
+	if err := s.Complete(t.Context(), keyOf("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: value}, long); err != nil {
 		t.Fatal(err)
 	}
 	copy(value, "MUTATED!")
@@ -364,27 +402,27 @@ func waiter(t *testing.T, s idempotency.Store) {
 	if !ok {
 		t.Skip("the store does not implement idempotency.Waiter")
 	}
-	if err := w.Wait(t.Context(), "free"); err != nil {
+	if err := w.Wait(t.Context(), keyOf("free")); err != nil {
 		t.Errorf("Wait on a free key = %v; want nil at once", err)
 	}
 	mustClaim(t, s, "k", "t", long)
 	go func() {
 		time.Sleep(short)
-		_ = s.Complete(context.Background(), "k", idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA}, long)
+		_ = s.Complete(context.Background(), keyOf("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA}, long)
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 50*short)
 	defer cancel()
-	if err := w.Wait(ctx, "k"); err != nil {
+	if err := w.Wait(ctx, keyOf("k")); err != nil {
 		t.Errorf("Wait for a claim that completes = %v; want nil", err)
 	}
 	mustClaim(t, s, "expiring", "t", short)
-	if err := w.Wait(ctx, "expiring"); err != nil {
+	if err := w.Wait(ctx, keyOf("expiring")); err != nil {
 		t.Errorf("Wait for a claim that expires = %v; want nil", err)
 	}
 	mustClaim(t, s, "held", "t", long)
 	ctx2, cancel2 := context.WithTimeout(t.Context(), short)
 	defer cancel2()
-	if err := w.Wait(ctx2, "held"); err == nil {
+	if err := w.Wait(ctx2, keyOf("held")); err == nil {
 		t.Error("Wait beyond the context's end = nil; want its error")
 	}
 }

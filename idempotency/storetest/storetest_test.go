@@ -25,7 +25,7 @@ func TestTheMemoryStorePasses(t *testing.T) {
 // forgetful ignores the leases it is given: its claims never expire in time.
 type forgetful struct{ idempotency.Store }
 
-func (f forgetful) Claim(ctx context.Context, key string, rec idempotency.Record, _ time.Duration) (idempotency.Record, bool, error) {
+func (f forgetful) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, _ time.Duration) (idempotency.Record, bool, error) {
 	return f.Store.Claim(ctx, key, rec, time.Hour)
 }
 
@@ -58,4 +58,8 @@ func TestABrokenStoreFails(t *testing.T) {
 			t.Errorf("the suite's output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+func TestRunWithoutATestDoesNothing(t *testing.T) {
+	storetest.Run(nil, nil) // nothing to report to, and no panic
 }

@@ -5,6 +5,12 @@
 // Without the redis-server binary on PATH a test that needs one is skipped
 // with a message; with RETRY_REQUIRE_REDIS=1 (set by .ci/run, which installs
 // redis-server) it fails instead, so that CI can never pass by skipping.
+//
+// Faults are signals to the real process: Stop is a crash (SIGKILL), Pause
+// hangs the server (SIGSTOP: the kernel still accepts connections and takes
+// requests, nothing answers) until Resume, and Restart brings a crashed
+// server back on the same port and data directory — empty, unless the server
+// was started with persistence (AOF).
 package redistest
 
 import (
@@ -15,6 +21,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,10 +34,22 @@ const RequireEnv = "RETRY_REQUIRE_REDIS"
 type Server struct {
 	Addr string // "127.0.0.1:port"
 	cmd  *exec.Cmd
+	dir  string   // the working directory: the log, and the AOF if any
+	args []string // the caller's arguments, given again on Restart
 }
 
-// Start starts a redis-server for t and stops it when t ends.
-func Start(t testing.TB) *Server {
+// AOF returns the redis-server arguments that turn on the append-only file
+// with the given fsync policy ("always", "everysec" or "no"), for Start. With
+// "always", Redis writes and fsyncs each command before it answers, so what
+// a client was told is kept survives a SIGKILL of the server.
+func AOF(fsync string) []string {
+	return []string{"--appendonly", "yes", "--appendfsync", fsync}
+}
+
+// Start starts a redis-server for t and stops it when t ends. args are more
+// redis-server arguments, after the defaults (no RDB snapshots, no AOF); a
+// later argument wins, so Start(t, AOF("always")...) runs a durable server.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -39,7 +58,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("redis-server not found on PATH (install it, e.g. apt-get install redis-server; %s=1 makes this a failure): %v", RequireEnv, err)
 	}
-	s, err := launch(bin, t.TempDir())
+	s, err := launch(bin, t.TempDir(), args)
 	if err != nil {
 		t.Fatalf("redis-server did not start: %v", err)
 	}
@@ -55,38 +74,39 @@ func Launch(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return launch(bin, dir)
+	return launch(bin, dir, nil)
 }
 
-func launch(bin, dir string) (*Server, error) {
+func launch(bin, dir string, args []string) (*Server, error) {
 	var lastErr error
 	for range 3 { // a free port can be taken between choosing it and binding it
-		s, err := startIn(bin, dir)
-		if err == nil {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, args: args}
+		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
 		}
-		lastErr = err
 	}
 	return nil, lastErr
 }
 
-func startIn(bin, dir string) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// start runs redis-server on s.Addr in s.dir and waits for its PONG.
+func (s *Server) start(bin string) error {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	argv := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", s.dir + "/redis.log"}, s.args...)
+	s.cmd = exec.Command(bin, argv...)
+	if err := s.cmd.Start(); err != nil {
+		return err
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", dir+"/redis.log")
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
 	if err := s.waitReady(10 * time.Second); err != nil {
 		s.stop()
-		log, _ := os.ReadFile(dir + "/redis.log")
-		return nil, fmt.Errorf("%w; log:\n%s", err, log)
+		log, _ := os.ReadFile(s.dir + "/redis.log")
+		return fmt.Errorf("%w; log:\n%s", err, log)
 	}
-	return s, nil
+	return nil
 }
 
 func freePort() (int, error) {
@@ -133,31 +153,32 @@ func (s *Server) ping() error {
 	return nil
 }
 
-// Stop kills the server: a test of what a client does while its Redis is
-// unreachable. Restart brings it back.
+// Stop kills the server with SIGKILL, as a crash would: no shutdown, no last
+// save. Its clients see refused connections until Restart.
 func (s *Server) Stop() { s.stop() }
 
 func (s *Server) stop() {
 	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Process.Kill() // SIGKILL ends a paused process too
 		_ = s.cmd.Wait()
 	}
 }
 
-// Restart kills the server and starts it again on the same port, empty: a
-// test of what a client does when its Redis goes away and comes back.
+// Pause hangs the server with SIGSTOP: connections are still accepted by the
+// kernel and requests are taken, but nothing answers until Resume — the
+// fault a client's own timeouts must bound.
+func (s *Server) Pause() { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT); it answers what it was sent.
+func (s *Server) Resume() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Restart kills the server and starts it again on the same port, with the
+// same arguments and data directory: empty without persistence, as Redis
+// comes back after a crash; with AOF, holding what its fsync policy kept.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.stop()
-	_, port, _ := net.SplitHostPort(s.Addr)
-	dir := t.TempDir()
-	cmd := exec.Command(s.cmd.Path, "--port", port, "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", dir+"/redis.log")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("restart redis-server: %v", err)
-	}
-	s.cmd = cmd
-	if err := s.waitReady(10 * time.Second); err != nil {
+	if err := s.start(s.cmd.Path); err != nil {
 		t.Fatalf("restart redis-server: %v", err)
 	}
 }

@@ -1,0 +1,350 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/retrykit/retry/idempotency"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// account answers as the client its credentials say it is, and sets a
+// session cookie for it: what one client must never receive from another's
+// record.
+type account struct {
+	runs atomic.Int32
+	big  int // bytes of padding in each response
+}
+
+func (a *account) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := a.runs.Add(1)
+	who := r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization") + r.Header.Get("Cookie")
+	http.SetCookie(w, &http.Cookie{Name: "session", Value: fmt.Sprintf("s%d", n)})
+	w.Header().Set("Authentication-Info", fmt.Sprintf(`nextnonce="n%d"`, n))
+	status := http.StatusCreated
+	fmt.Sscan(r.URL.Query().Get("status"), &status)
+	pad := a.big
+	fmt.Sscan(r.URL.Query().Get("pad"), &pad)
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "run %d for %q%s", n, who, strings.Repeat("p", pad))
+}
+
+// as is a request from the client with the given credential header fields
+// ("Authorization: x", "Cookie: a=b"…).
+type as []string
+
+func (a as) send(h http.Handler, key, target, body string) *httptest.ResponseRecorder {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://api.test"+target, strings.NewReader(body))
+	if err != nil {
+		panic(err) // the tests' own targets
+	}
+	for _, f := range a {
+		name, value, _ := strings.Cut(f, ": ")
+		req.Header.Add(name, value)
+	}
+	if key != "" {
+		req.Header.Set(idempotency.HeaderKey, key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func guarded(t *testing.T, h http.Handler, store idempotency.Store, opts ...idempotency.MiddlewareOption) http.Handler {
+	t.Helper()
+	if store == nil {
+		store = newMemory(t)
+	}
+	guard, err := idempotency.Middleware(store, opts...)
+	require.NoError(t, err)
+	return guard(h)
+}
+
+func TestMiddlewareNeverGivesOneClientAnothersResponse(t *testing.T) {
+	alice, bob := as{"Authorization: Bearer alice"}, as{"Authorization: Bearer bob"}
+	t.Run("the same key and body from another client runs the handler for it, and each retry replays its own", func(t *testing.T) {
+		a := &account{}
+		h := guarded(t, a, nil)
+		first := alice.send(h, "order-1", "/orders", `{"item":"book"}`)
+		other := bob.send(h, "order-1", "/orders", `{"item":"book"}`)
+		require.Equal(t, http.StatusCreated, other.Code)
+		assert.Equal(t, `run 2 for "Bearer bob"`, other.Body.String())
+		assert.Empty(t, other.Header().Get(idempotency.HeaderReplay))
+		assert.Equal(t, "session=s2", other.Header().Get("Set-Cookie"), "bob gets his own session, never alice's")
+		assert.Equal(t, int32(2), a.runs.Load())
+
+		again := alice.send(h, "order-1", "/orders", `{"item":"book"}`)
+		assert.Equal(t, first.Body.String(), again.Body.String())
+		assert.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay))
+		assert.Equal(t, `run 2 for "Bearer bob"`, bob.send(h, "order-1", "/orders", `{"item":"book"}`).Body.String())
+		assert.Equal(t, int32(2), a.runs.Load())
+	})
+	t.Run("the same key with another body from another client is no 422: for it the key is new", func(t *testing.T) {
+		a := &account{}
+		h := guarded(t, a, nil)
+		alice.send(h, "order-1", "/orders", `{"item":"book"}`)
+		r := bob.send(h, "order-1", "/orders", `{"item":"pen"}`)
+		require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+		assert.Equal(t, `run 2 for "Bearer bob"`, r.Body.String())
+	})
+	for _, tt := range []struct {
+		name        string
+		opts        []idempotency.MiddlewareOption
+		first, next as
+		apart       bool
+	}{
+		{"Proxy-Authorization is a credential", nil, as{"Proxy-Authorization: Basic a"}, as{"Proxy-Authorization: Basic b"}, true},
+		{"cookies are credentials by default", nil, as{"Cookie: sid=1"}, as{"Cookie: sid=2"}, true},
+		{"requests without credentials share one client", nil, as{}, as{}, false},
+		{"credentials and none are two clients", nil, as{"Authorization: Bearer alice"}, as{}, true},
+		{"with WithScopeCookies, the named cookie tells clients apart", opts(idempotency.WithScopeCookies("sid")),
+			as{"Cookie: sid=1; theme=dark"}, as{"Cookie: sid=2; theme=dark"}, true},
+		{"with WithScopeCookies, other cookies may change between a request and its retry", opts(idempotency.WithScopeCookies("sid")),
+			as{"Cookie: sid=1; theme=dark"}, as{"Cookie: theme=light; sid=1"}, false},
+		{"WithScopeCookies with no names leaves cookies out", opts(idempotency.WithScopeCookies()),
+			as{"Cookie: sid=1"}, as{"Cookie: sid=2"}, false},
+		{"WithScope replaces the credentials' digest", opts(idempotency.WithScope(func(r *http.Request) string { return r.URL.Query().Get("acct") })),
+			as{"Authorization: Bearer old"}, as{"Authorization: Bearer refreshed"}, false},
+		{"WithScope returning \"\" is one scope for all: a single-tenant service", opts(idempotency.WithScope(func(*http.Request) string { return "" })),
+			alice, bob, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &account{}
+			h := guarded(t, a, nil, tt.opts...)
+			tt.first.send(h, "order-1", "/orders?acct=42", "{}")
+			r := tt.next.send(h, "order-1", "/orders?acct=42", "{}")
+			require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+			if tt.apart {
+				assert.Empty(t, r.Header().Get(idempotency.HeaderReplay), "another client: no replay")
+				assert.Equal(t, int32(2), a.runs.Load())
+			} else {
+				assert.Equal(t, "true", r.Header().Get(idempotency.HeaderReplay), "the same client: a replay")
+				assert.Equal(t, int32(1), a.runs.Load())
+			}
+		})
+	}
+}
+
+func TestMiddlewareStoresTheResponseNotTheSession(t *testing.T) {
+	t.Run("Set-Cookie and Authentication-Info reach the first client and are never replayed", func(t *testing.T) {
+		h := guarded(t, &account{}, nil)
+		me := as{"Authorization: Bearer alice"}
+		first := me.send(h, "k1", "/orders", "{}")
+		assert.Equal(t, "session=s1", first.Header().Get("Set-Cookie"))
+		assert.Equal(t, `nextnonce="n1"`, first.Header().Get("Authentication-Info"))
+		again := me.send(h, "k1", "/orders", "{}")
+		require.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay))
+		assert.Empty(t, again.Header().Values("Set-Cookie"))
+		assert.Empty(t, again.Header().Values("Authentication-Info"))
+		assert.Equal(t, first.Body.String(), again.Body.String())
+	})
+	t.Run("WithUnstoredHeaders replaces the list", func(t *testing.T) {
+		h := guarded(t, &account{}, nil, idempotency.WithUnstoredHeaders("Authentication-Info"))
+		as{}.send(h, "k1", "/orders", "{}")
+		again := as{}.send(h, "k1", "/orders", "{}")
+		assert.Equal(t, "session=s1", again.Header().Get("Set-Cookie"), "the application chose to replay its cookie")
+		assert.Empty(t, again.Header().Get("Authentication-Info"))
+	})
+}
+
+func TestMiddlewareReleasesTheKeyOfAnAuthenticationFailure(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired} {
+		for _, keep := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d, KeepFailures %v", status, keep), func(t *testing.T) {
+				var o []idempotency.MiddlewareOption
+				if keep {
+					o = append(o, idempotency.KeepFailures())
+				}
+				a := &account{}
+				// One account whatever its token, so that only the release
+				// lets the retry through.
+				h := guarded(t, a, nil, append(o, idempotency.WithScope(func(*http.Request) string { return "acct-1" }))...)
+				target := fmt.Sprintf("/orders?status=%d", status)
+				require.Equal(t, status, as{"Authorization: Bearer expired"}.send(h, "k1", target, "{}").Code)
+				r := as{"Authorization: Bearer fresh"}.send(h, "k1", target, "{}")
+				assert.Empty(t, r.Header().Get(idempotency.HeaderReplay), "the retry with fresh credentials ran")
+				assert.Equal(t, int32(2), a.runs.Load())
+			})
+		}
+	}
+}
+
+// TestAFloodCannotEvictAnotherClientsRecord floods the middleware over the
+// default memory store from one client, as an attacker would, and checks that
+// a victim's completed record survives: its retry replays instead of running
+// the handler again.
+func TestAFloodCannotEvictAnotherClientsRecord(t *testing.T) {
+	tests := []struct {
+		name     string
+		requests int
+		big      int // bytes of padding in each of the attacker's responses
+	}{
+		{"64 requests with responses of about 1 MB", 64, 1_000_000},
+		{"300,000 requests with small responses", 300_000, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newMemory(t)
+			var refused atomic.Int32
+			hook := idempotency.WithHook(func(_ *http.Request, e idempotency.Event) {
+				if e.Outcome == idempotency.OutcomeScopeFull {
+					refused.Add(1)
+				}
+			})
+			victimApp, attackerApp := &account{}, &account{big: tt.big}
+			victim := guarded(t, victimApp, store, hook)
+			attacker := guarded(t, attackerApp, store, hook)
+			alice, mallory := as{"Authorization: Bearer alice"}, as{"Authorization: Bearer mallory"}
+
+			first := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
+			require.Equal(t, http.StatusCreated, first.Code)
+			codes := flood(t, tt.requests, func(i int) *httptest.ResponseRecorder {
+				return mallory.send(attacker, fmt.Sprint("flood-", i), "/orders", "{}")
+			})
+			t.Logf("the attacker's answers: %v; the store holds %d records", codes, store.Len())
+
+			again := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
+			assert.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay), "the victim's record survived the flood")
+			assert.Equal(t, first.Body.String(), again.Body.String())
+			assert.Equal(t, int32(1), victimApp.runs.Load(), "the victim's handler ran once")
+			other := as{"Authorization: Bearer carol"}.send(victim, "order-1", "/orders", "{}")
+			assert.Equal(t, http.StatusCreated, other.Code, "a third client is served")
+			if tt.big == 0 {
+				assert.Equal(t, idempotency.DefaultMaxEntries/10, codes[http.StatusCreated], "the attacker got its share, a tenth of the store")
+				assert.Equal(t, int32(tt.requests-idempotency.DefaultMaxEntries/10), refused.Load(), "and 429 beyond it")
+			} else {
+				retained := 0
+				for i := range tt.requests {
+					if mallory.send(attacker, fmt.Sprint("flood-", i), "/orders", "{}").Header().Get(idempotency.HeaderReplay) == "true" {
+						retained++
+					}
+				}
+				assert.Equal(t, 6, retained, "a tenth of 64 MiB holds six of its responses; the rest were not retained")
+				assert.Equal(t, int32(tt.requests), attackerApp.runs.Load(), "none of its requests ran twice")
+			}
+		})
+	}
+}
+
+// flood sends n requests from 8 goroutines, as a client in a hurry would,
+// and counts their statuses. The first 429 must be a clear problem.
+func flood(t *testing.T, n int, send func(i int) *httptest.ResponseRecorder) map[int]int {
+	const workers = 8
+	counts := make([]map[int]int, workers)
+	var first sync.Once
+	var wg sync.WaitGroup
+	for w := range workers {
+		counts[w] = map[int]int{}
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				r := send(i)
+				counts[w][r.Code]++
+				if r.Code == http.StatusTooManyRequests {
+					first.Do(func() {
+						assert.Equal(t, idempotency.KindScopeFull, decodeProblem(t, r)["kind"])
+						assert.Equal(t, "1", r.Header().Get("Retry-After"))
+					})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := map[int]int{}
+	for _, c := range counts {
+		for code, k := range c {
+			total[code] += k
+		}
+	}
+	return total
+}
+
+func decodeProblem(t *testing.T, r *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	return reply{status: r.Code, header: r.Header(), body: r.Body.String()}.problem(t)
+}
+
+func TestMiddlewareReportsEachOutcomeToItsHook(t *testing.T) {
+	type seen struct {
+		outcome idempotency.Outcome
+		status  int
+		err     bool
+	}
+	run := func(t *testing.T, store idempotency.Store, opts []idempotency.MiddlewareOption, sends func(h http.Handler)) []seen {
+		var got []seen
+		hook := idempotency.WithHook(func(r *http.Request, e idempotency.Event) {
+			assert.NotNil(t, r)
+			got = append(got, seen{e.Outcome, e.Status, e.Err != nil})
+		})
+		sends(guarded(t, &account{}, store, append(opts, hook)...))
+		return got
+	}
+	me := as{"Authorization: Bearer alice"}
+	t.Run("executions, replays, key reuse, not retained and rejections", func(t *testing.T) {
+		got := run(t, nil, opts(idempotency.WithMaxResultSize(200)), func(h http.Handler) {
+			me.send(h, "k1", "/orders?status=200", "{}")
+			me.send(h, "k1", "/orders?status=200", "{}")
+			me.send(h, "k1", "/orders?status=200", `{"other":1}`)
+			me.send(h, "k2", "/orders?pad=300", "{}") // over the cap
+			me.send(h, "k2", "/orders?pad=300", "{}")
+			me.send(h, "", "/orders", "{}")
+			me.send(h, strings.Repeat("k", 256), "/orders", "{}")
+		})
+		assert.Equal(t, []seen{
+			{idempotency.OutcomeExecuted, 200, false},
+			{idempotency.OutcomeReplayed, 200, false},
+			{idempotency.OutcomeKeyReuse, 422, false},
+			{idempotency.OutcomeExecuted, 201, false},
+			{idempotency.OutcomeNotRetained, 409, false},
+			{idempotency.OutcomeRejected, 400, false},
+			{idempotency.OutcomeRejected, 400, false},
+		}, got)
+	})
+	t.Run("a request in progress", func(t *testing.T) {
+		store := newMemory(t)
+		var got []seen
+		var h http.Handler
+		h = guarded(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(got) == 0 { // the first request, while it runs
+				me.send(h, "k1", "/orders", "{}")
+			}
+			w.WriteHeader(http.StatusCreated)
+		}), store, idempotency.WithHook(func(_ *http.Request, e idempotency.Event) {
+			got = append(got, seen{e.Outcome, e.Status, e.Err != nil})
+		}))
+		me.send(h, "k1", "/orders", "{}")
+		assert.Equal(t, []seen{{idempotency.OutcomeInProgress, 409, false}, {idempotency.OutcomeExecuted, 201, false}}, got)
+	})
+	t.Run("store failures, a full scope, and a record that could not be kept", func(t *testing.T) {
+		got := run(t, &faulty{Store: newMemory(t), completeErr: errors.New("connection reset")}, nil, func(h http.Handler) {
+			me.send(h, "k1", "/orders", "{}")
+		})
+		got = append(got, run(t, newMemory(t, idempotency.WithMaxEntries(10), idempotency.WithScopeShare(0.1)), nil, func(h http.Handler) {
+			me.send(h, "k2", "/orders", "{}")
+			me.send(h, "k3", "/orders", "{}")
+		})...)
+		got = append(got, run(t, &faulty{Store: newMemory(t), claimErr: errors.New("connection refused")}, nil, func(h http.Handler) {
+			me.send(h, "k4", "/orders", "{}")
+		})...)
+		assert.Equal(t, []seen{
+			{idempotency.OutcomeExecuted, 201, true},
+			{idempotency.OutcomeExecuted, 201, false},
+			{idempotency.OutcomeScopeFull, 429, true},
+			{idempotency.OutcomeStoreFailed, 503, true},
+		}, got)
+	})
+}
+
+func TestOutcomeLabels(t *testing.T) {
+	assert.Equal(t, "in progress", idempotency.OutcomeInProgress.String())
+	assert.Equal(t, "rejected", idempotency.OutcomeRejected.String())
+	assert.Equal(t, "outcome(0)", idempotency.Outcome(0).String())
+	assert.Equal(t, "outcome(99)", idempotency.Outcome(99).String())
+}
