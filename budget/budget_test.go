@@ -235,15 +235,16 @@ func TestBudgetsNotMadeByTheirConstructor(t *testing.T) {
 	}
 }
 
-// retry.WithBudget(new(budget.Ratio)) divided by zero inside retry.Do.
-func TestAZeroBudgetInTheRetryLoopDoesNotPanic(t *testing.T) {
-	for _, b := range []budget.Budget{new(budget.Ratio), new(budget.TokenBucket)} {
+// retry.WithBudget(new(budget.Ratio)) divided by zero inside retry.Do. Now
+// WithBudget refuses it (Validate) before any attempt, and the budget's own
+// methods would not panic either (TestBudgetsNotMadeByTheirConstructor).
+func TestAZeroBudgetIsRefusedByTheRetryLoop(t *testing.T) {
+	for _, b := range []budget.Budget{new(budget.Ratio), new(budget.TokenBucket), (*budget.Ratio)(nil), (*budget.TokenBucket)(nil)} {
 		calls := 0
 		err := retry.Do(t.Context(), func(context.Context) error { calls++; return errors.New("transient") },
 			retry.WithBudget(b), retry.WithBackoff(backoff.Constant(0)))
-		// The loop either refuses the budget (Validate) or asks it and is refused.
-		assert.True(t, errors.Is(err, retry.ErrInvalid) || errors.Is(err, retry.ErrBudget), "%T: %v", b, err)
-		assert.LessOrEqual(t, calls, 1)
+		assert.ErrorIs(t, err, retry.ErrInvalid, "%T", b)
+		assert.Zero(t, calls, "%T: nothing ran", b)
 	}
 }
 
