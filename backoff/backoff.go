@@ -1,10 +1,10 @@
 package backoff
 
 import (
-	"fmt"
 	"math"
 	"time"
 
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/internal/sched"
 )
 
@@ -21,11 +21,25 @@ type Backoff interface {
 }
 
 // Func adapts an ordinary function to the Backoff interface. The function must
-// follow the contract of Backoff: pure, goroutine-safe, non-negative.
+// follow the contract of Backoff: pure, goroutine-safe, non-negative. A nil
+// Func is invalid (Validate reports it) and waits 0.
 type Func func(attempt int) time.Duration
 
-// Delay returns f(attempt).
-func (f Func) Delay(attempt int) time.Duration { return f(attempt) }
+// Delay returns f(attempt), or 0 for a nil f.
+func (f Func) Delay(attempt int) time.Duration {
+	if f == nil {
+		return 0
+	}
+	return f(attempt)
+}
+
+// Validate reports a nil function.
+func (f Func) Validate() error {
+	if f == nil {
+		return argerr.New("backoff.Func", nil, "must not be nil")
+	}
+	return nil
+}
 
 // Constant waits the same duration after every attempt.
 type Constant time.Duration
@@ -39,7 +53,7 @@ func (c Constant) String() string { return time.Duration(c).String() }
 // Validate reports a negative duration.
 func (c Constant) Validate() error {
 	if c < 0 {
-		return fmt.Errorf("backoff.Constant(%v): must not be negative", time.Duration(c))
+		return argerr.New("backoff.Constant", time.Duration(c), "must not be negative")
 	}
 	return nil
 }
@@ -119,7 +133,7 @@ func (e Exponential) Validate() error {
 		return err
 	}
 	if e.Factor != 0 && !(e.Factor >= 1 && e.Factor <= math.MaxFloat64) {
-		return fmt.Errorf("backoff.Exponential.Factor = %v: must be at least 1 (or 0 for the default 2)", e.Factor)
+		return argerr.Field("backoff.Exponential.Factor", e.Factor, "must be at least 1 (or 0 for the default 2)")
 	}
 	return maxAtLeastBase("Exponential", e.Base, e.MaxDelay)
 }
@@ -140,17 +154,17 @@ func maxOrInf(c time.Duration) time.Duration {
 
 func nonNegative(typ, field string, d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("backoff.%s.%s = %v: must not be negative", typ, field, d)
+		return argerr.Field("backoff."+typ+"."+field, d, "must not be negative")
 	}
 	return nil
 }
 
 func maxAtLeastBase(typ string, base, cap time.Duration) error {
 	if cap < 0 {
-		return fmt.Errorf("backoff.%s.MaxDelay = %v: must not be negative (0 means no cap)", typ, cap)
+		return argerr.Field("backoff."+typ+".MaxDelay", cap, "must not be negative (0 means no cap)")
 	}
 	if cap != 0 && cap < base {
-		return fmt.Errorf("backoff.%s.MaxDelay = %v: must not be below Base (%v)", typ, cap, base)
+		return argerr.Field("backoff."+typ+".MaxDelay", cap, "must not be below Base ("+base.String()+")")
 	}
 	return nil
 }

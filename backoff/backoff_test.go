@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -96,16 +97,20 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"a negative constant", backoff.Constant(-ms), "backoff.Constant(-1ms): must not be negative"},
-		{"a negative exponential base", backoff.Exponential{Base: -ms}, "backoff.Exponential.Base = -1ms"},
-		{"a factor below one", backoff.Exponential{Base: ms, Factor: 0.5}, "backoff.Exponential.Factor = 0.5: must be at least 1"},
-		{"an infinite factor", backoff.Exponential{Base: ms, Factor: math.Inf(1)}, "backoff.Exponential.Factor = +Inf"},
-		{"a NaN factor", backoff.Exponential{Base: ms, Factor: math.NaN()}, "backoff.Exponential.Factor = NaN"},
+		{"a negative exponential base", backoff.Exponential{Base: -ms}, "backoff.Exponential.Base = -1ms: must not be negative"},
+		{"a factor below one", backoff.Exponential{Base: ms, Factor: 0.5}, "backoff.Exponential.Factor = 0.5: must be at least 1 (or 0 for the default 2)"},
+		{"an infinite factor", backoff.Exponential{Base: ms, Factor: math.Inf(1)}, "backoff.Exponential.Factor = +Inf: must be at least 1 (or 0 for the default 2)"},
+		{"a NaN factor", backoff.Exponential{Base: ms, Factor: math.NaN()}, "backoff.Exponential.Factor = NaN: must be at least 1 (or 0 for the default 2)"},
 		{"a cap below the base", backoff.Exponential{Base: time.Second, MaxDelay: ms}, "backoff.Exponential.MaxDelay = 1ms: must not be below Base (1s)"},
-		{"a negative cap", backoff.Linear{Base: ms, MaxDelay: -1}, "backoff.Linear.MaxDelay = -1ns: must not be negative"},
-		{"a negative step", backoff.Linear{Step: -ms}, "backoff.Linear.Step = -1ms"},
+		{"a negative cap", backoff.Linear{Base: ms, MaxDelay: -1}, "backoff.Linear.MaxDelay = -1ns: must not be negative (0 means no cap)"},
+		{"a negative step", backoff.Linear{Step: -ms}, "backoff.Linear.Step = -1ms: must not be negative"},
+		{"a nil func", backoff.Func(nil), "backoff.Func(<nil>): must not be nil"},
 		{"a valid exponential", backoff.Exponential{Base: ms, Factor: 2, MaxDelay: time.Second}, ""},
 		{"the zero exponential", backoff.Exponential{}, ""},
+		{"the zero linear", backoff.Linear{}, ""},
+		{"the zero constant", backoff.Constant(0), ""},
 		{"a valid linear", backoff.Linear{Base: ms, Step: ms, MaxDelay: ms}, ""},
+		{"a func", backoff.Func(func(int) time.Duration { return 0 }), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,8 +119,31 @@ func TestValidate(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, argerr.ErrInvalid, "an invalid argument, as retry.ErrInvalid")
+			var ae *argerr.Error
+			assert.ErrorAs(t, err, &ae)
+		})
+	}
+}
+
+func TestZeroValuesAreUsable(t *testing.T) {
+	// Every exported type's zero value has a documented meaning: no call panics.
+	tests := []struct {
+		name string
+		b    backoff.Backoff
+		want time.Duration
+	}{
+		{"the zero constant retries at once", backoff.Constant(0), 0},
+		{"the zero linear retries at once", backoff.Linear{}, 0},
+		{"the zero exponential retries at once", backoff.Exponential{}, 0},
+		{"a nil func waits 0", backoff.Func(nil), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, n := range []int{math.MinInt, 0, 1, 2, 100, math.MaxInt} {
+				assert.Equal(t, tt.want, tt.b.Delay(n), "Delay(%d)", n)
+			}
 		})
 	}
 }

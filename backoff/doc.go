@@ -8,13 +8,15 @@
 //
 // Attempts are numbered from 1: Delay(1) is the wait after the first attempt
 // failed, before the second. Numbers below 1 are treated as 1. Every schedule
-// saturates at its cap instead of overflowing, however large n grows.
+// saturates at its MaxDelay (or at the largest time.Duration) instead of
+// overflowing, however large n grows.
 //
-//	| schedule    | delay after attempt n              | zero values                          |
-//	|-------------|------------------------------------|--------------------------------------|
-//	| Constant(d) | d                                  | Constant(0): retry at once           |
-//	| Linear      | min(MaxDelay, Base + Step*(n-1))        | Step 0: constant Base; MaxDelay 0: no cap |
-//	| Exponential | min(MaxDelay, Base * Factor^(n-1))      | Factor 0: 2; MaxDelay 0: no cap           |
+//	| schedule    | delay after attempt n              | zero values                               |
+//	|-------------|------------------------------------|-------------------------------------------|
+//	| Constant(d) | d                                  | Constant(0): retry at once                |
+//	| Linear      | min(MaxDelay, Base + Step*(n-1))   | Step 0: constant Base; MaxDelay 0: no cap |
+//	| Exponential | min(MaxDelay, Base * Factor^(n-1)) | Factor 0: 2; MaxDelay 0: no cap           |
+//	| Func(f)     | f(n)                               | nil: invalid (Validate), waits 0          |
 //
 // "No cap" means the schedule saturates at the largest time.Duration; the retry
 // policy's MaxDelay still bounds every wait the retry loop sleeps.
@@ -22,7 +24,7 @@
 // The retry package's default schedule is Exponential{Base: 100ms, Factor: 2,
 // MaxDelay: 10s}.
 //
-// Schedules validate themselves (Validate) instead of panicking: retry.New
-// calls Validate and reports a bad schedule as an error naming the field and
-// its value.
+// Schedules validate themselves (Validate) instead of panicking. The error
+// names the field and its value, and matches retry.ErrInvalid; retry.New
+// calls Validate and reports a bad schedule as a *retry.InvalidError.
 package backoff

@@ -1,15 +1,17 @@
 package budget
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"sync/atomic"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Budget limits retries across every call that shares it, so that a
 // dependency that is down is not hammered by every caller retrying at once.
 // One budget is shared by any number of Retriers and goroutines; its methods
-// are lock-free.
+// must be safe for concurrent use and quick (they run on every attempt).
 //
 // The retry loop calls Record at the end of every attempt, and Allow when an
 // attempt failed transiently and the policy would retry: false ends the call
@@ -46,9 +48,10 @@ const milli = 1000
 
 // TokenBucketConfig configures a TokenBucket. Zero fields take the defaults
 // noted, from the AWS SDKs' "standard" retry mode; the threshold is gRPC's.
+// Tokens are counted in thousandths.
 type TokenBucketConfig struct {
-	// Capacity is the bucket's size and its content at the start. 0 means 500
-	// (AWS standard mode's initial retry tokens).
+	// Capacity is the bucket's size and its content at the start, at least
+	// 0.001. 0 means 500 (AWS standard mode's initial retry tokens).
 	Capacity float64
 	// Cost is taken from the bucket by each transient failure. 0 means 5
 	// (AWS standard mode's RETRY_COST).
@@ -72,14 +75,19 @@ type TokenBucketConfig struct {
 // answers again.
 //
 // Its hot path — a success while the bucket is full — is one atomic load.
+//
+// A TokenBucket not made by NewTokenBucket — the zero value, or nil — has no
+// capacity: Allow refuses every retry, Record does nothing, State is zero, and
+// Validate reports it.
 type TokenBucket struct {
 	tokens                                         atomic.Int64 // thousandths of a token
 	capacity, cost, timeoutCost, refund, threshold int64
 	denied                                         atomic.Uint64
 }
 
-// NewTokenBucket returns a full bucket, or an error naming a negative or
-// non-finite field, or a threshold not below the capacity.
+// NewTokenBucket returns a full bucket, or an error matching retry.ErrInvalid
+// naming a negative or non-finite field, a capacity below 0.001, or a
+// threshold not below the capacity.
 func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
 	c = c.withDefaults()
 	fields := []struct {
@@ -88,11 +96,14 @@ func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
 	}{{"Capacity", c.Capacity}, {"Cost", c.Cost}, {"TimeoutCost", c.TimeoutCost}, {"Refund", c.Refund}, {"Threshold", c.Threshold}}
 	for _, f := range fields {
 		if !(f.v >= 0 && f.v <= math.MaxInt64/milli/2) {
-			return nil, fmt.Errorf("budget.TokenBucketConfig.%s = %v: must be a non-negative, finite number of tokens", f.name, f.v)
+			return nil, argerr.Field("budget.TokenBucketConfig."+f.name, f.v, "must be a non-negative, finite number of tokens")
 		}
 	}
-	if c.Threshold >= c.Capacity {
-		return nil, fmt.Errorf("budget.TokenBucketConfig.Threshold = %v: must be below Capacity (%v)", c.Threshold, c.Capacity)
+	switch {
+	case toMilli(c.Capacity) < 1:
+		return nil, argerr.Field("budget.TokenBucketConfig.Capacity", c.Capacity, "must be at least 0.001 (tokens are counted in thousandths)")
+	case toMilli(c.Threshold) >= toMilli(c.Capacity):
+		return nil, argerr.Field("budget.TokenBucketConfig.Threshold", c.Threshold, "must be below Capacity ("+formatFloat(c.Capacity)+")")
 	}
 	b := &TokenBucket{
 		capacity: toMilli(c.Capacity), cost: toMilli(c.Cost), timeoutCost: toMilli(c.TimeoutCost),
@@ -100,6 +111,18 @@ func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
 	}
 	b.tokens.Store(b.capacity)
 	return b, nil
+}
+
+// Validate reports a bucket not made by NewTokenBucket: nil, or the zero
+// value, which has no capacity.
+func (b *TokenBucket) Validate() error {
+	switch {
+	case b == nil:
+		return argerr.New("budget.TokenBucket", nil, "must be made by NewTokenBucket")
+	case b.capacity == 0:
+		return argerr.New("budget.TokenBucket", "{}", "must be made by NewTokenBucket: the zero value has no capacity")
+	}
+	return nil
 }
 
 func (c TokenBucketConfig) withDefaults() TokenBucketConfig {
@@ -126,6 +149,9 @@ func toMilli(v float64) int64 { return int64(math.Round(v * milli)) }
 // Record takes tokens for a transient failure and puts some back for a
 // success; other outcomes leave the bucket alone.
 func (b *TokenBucket) Record(a Attempt) {
+	if b == nil {
+		return
+	}
 	switch a.Outcome {
 	case Succeeded:
 		b.add(b.refund)
@@ -151,6 +177,9 @@ func (b *TokenBucket) add(delta int64) {
 // Allow reports whether the bucket is above its threshold, counting a denial
 // when it is not.
 func (b *TokenBucket) Allow() bool {
+	if b == nil {
+		return false
+	}
 	if b.tokens.Load() > b.threshold {
 		return true
 	}
@@ -166,6 +195,9 @@ type TokenBucketState struct {
 
 // State returns a snapshot of the bucket.
 func (b *TokenBucket) State() TokenBucketState {
+	if b == nil {
+		return TokenBucketState{}
+	}
 	return TokenBucketState{
 		Tokens:    float64(b.tokens.Load()) / milli,
 		Capacity:  float64(b.capacity) / milli,
@@ -173,3 +205,5 @@ func (b *TokenBucket) State() TokenBucketState {
 		Denied:    b.denied.Load(),
 	}
 }
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,12 +1,17 @@
 package budget_test
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/budget"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,16 +67,20 @@ func TestTokenBucketConfigIsValidated(t *testing.T) {
 		c       budget.TokenBucketConfig
 		wantErr string
 	}{
-		{"negative capacity", budget.TokenBucketConfig{Capacity: -1}, "budget.TokenBucketConfig.Capacity = -1"},
-		{"negative cost", budget.TokenBucketConfig{Cost: -5}, "budget.TokenBucketConfig.Cost = -5"},
-		{"a threshold at the capacity", budget.TokenBucketConfig{Capacity: 10, Threshold: 10}, "Threshold = 10: must be below Capacity (10)"},
-		{"an infinite refund", budget.TokenBucketConfig{Refund: 1e300}, "budget.TokenBucketConfig.Refund = 1e+300"},
+		{"negative capacity", budget.TokenBucketConfig{Capacity: -1}, "budget.TokenBucketConfig.Capacity = -1: must be a non-negative, finite number of tokens"},
+		{"negative cost", budget.TokenBucketConfig{Cost: -5}, "budget.TokenBucketConfig.Cost = -5: must be a non-negative, finite number of tokens"},
+		{"a threshold at the capacity", budget.TokenBucketConfig{Capacity: 10, Threshold: 10}, "budget.TokenBucketConfig.Threshold = 10: must be below Capacity (10)"},
+		{"an infinite refund", budget.TokenBucketConfig{Refund: 1e300}, "budget.TokenBucketConfig.Refund = 1e+300: must be a non-negative, finite number of tokens"},
+		{"a NaN timeout cost", budget.TokenBucketConfig{TimeoutCost: nan()}, "budget.TokenBucketConfig.TimeoutCost = NaN: must be a non-negative, finite number of tokens"},
+		{"a capacity below a thousandth", budget.TokenBucketConfig{Capacity: 0.0001}, "budget.TokenBucketConfig.Capacity = 0.0001: must be at least 0.001 (tokens are counted in thousandths)"},
+		{"a threshold that rounds to the capacity", budget.TokenBucketConfig{Capacity: 0.001, Threshold: 0.0009}, "budget.TokenBucketConfig.Threshold = 0.0009: must be below Capacity (0.001)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := budget.NewTokenBucket(tt.c)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
+			b, err := budget.NewTokenBucket(tt.c)
+			assert.True(t, b == nil, "no budget")
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, argerr.ErrInvalid, "an invalid argument, as retry.ErrInvalid")
 		})
 	}
 }
@@ -168,17 +177,82 @@ func TestRatioBudgetConfigIsValidated(t *testing.T) {
 		wantErr string
 	}{
 		{"a percent above one", budget.RatioConfig{Percent: 1.5}, "budget.RatioConfig.Percent = 1.5: must be in (0, 1]"},
-		{"a negative percent", budget.RatioConfig{Percent: -0.1}, "Percent = -0.1"},
-		{"a negative window", budget.RatioConfig{Window: -time.Second}, "budget.RatioConfig.Window = -1s: must be positive"},
-		{"a NaN floor", budget.RatioConfig{MinPerSecond: nan()}, "MinPerSecond = NaN"},
+		{"a negative percent", budget.RatioConfig{Percent: -0.1}, "budget.RatioConfig.Percent = -0.1: must be in (0, 1]"},
+		{"a negative window", budget.RatioConfig{Window: -time.Second}, "budget.RatioConfig.Window = -1s: must be positive (at least 10ns)"},
+		{"a NaN floor", budget.RatioConfig{MinPerSecond: nan()}, "budget.RatioConfig.MinPerSecond = NaN: must be a number of retries per second, at most 1e9"},
+		{"a floor too large over the window", budget.RatioConfig{MinPerSecond: 1e9, Window: 1000 * 24 * time.Hour},
+			"budget.RatioConfig.MinPerSecond = 1e+09: times Window (24000h0m0s) must be at most 2^53 retries"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := budget.NewRatio(tt.c)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
+			b, err := budget.NewRatio(tt.c)
+			assert.True(t, b == nil, "no budget")
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, argerr.ErrInvalid, "an invalid argument, as retry.ErrInvalid")
 		})
 	}
+}
+
+// TestBudgetsNotMadeByTheirConstructor walks every method of a zero and a
+// nil budget: none panics, none allows a retry, none counts anything, and
+// Validate reports them.
+func TestBudgetsNotMadeByTheirConstructor(t *testing.T) {
+	var nilBucket *budget.TokenBucket
+	var nilRatio *budget.Ratio
+	zeroBucket, zeroRatio := new(budget.TokenBucket), new(budget.Ratio)
+	tests := []struct {
+		name string
+		call func() any
+		want any
+	}{
+		{"TokenBucket{}.Validate", func() any { return zeroBucket.Validate().Error() }, "budget.TokenBucket({}): must be made by NewTokenBucket: the zero value has no capacity"},
+		{"(*TokenBucket)(nil).Validate", func() any { return nilBucket.Validate().Error() }, "budget.TokenBucket(<nil>): must be made by NewTokenBucket"},
+		{"Ratio{}.Validate", func() any { return zeroRatio.Validate().Error() }, "budget.Ratio({}): must be made by NewRatio: the zero value has no window"},
+		{"(*Ratio)(nil).Validate", func() any { return nilRatio.Validate().Error() }, "budget.Ratio(<nil>): must be made by NewRatio"},
+		{"TokenBucket{}.Record", func() any { zeroBucket.Record(success); zeroBucket.Record(failure); return zeroBucket.State().Tokens }, 0.0},
+		{"TokenBucket{}.Allow", func() any { return zeroBucket.Allow() }, false},
+		{"(*TokenBucket)(nil).Record", func() any { nilBucket.Record(success); return nilBucket.State() }, budget.TokenBucketState{}},
+		{"(*TokenBucket)(nil).Allow", func() any { return nilBucket.Allow() }, false},
+		{"Ratio{}.Record", func() any { zeroRatio.Record(success); return zeroRatio.State() }, budget.RatioState{}},
+		{"Ratio{}.RecordAt", func() any { zeroRatio.RecordAt(t0, success); return zeroRatio.StateAt(t0) }, budget.RatioState{}},
+		{"Ratio{}.Allow", func() any { return zeroRatio.Allow() }, false},
+		{"Ratio{}.AllowAt", func() any { return zeroRatio.AllowAt(t0) }, false},
+		{"(*Ratio)(nil).Record", func() any { nilRatio.Record(success); nilRatio.RecordAt(t0, success); return nilRatio.State() }, budget.RatioState{}},
+		{"(*Ratio)(nil).Allow", func() any { return [2]bool{nilRatio.Allow(), nilRatio.AllowAt(t0)} }, [2]bool{false, false}},
+		{"(*Ratio)(nil).StateAt", func() any { return nilRatio.StateAt(t0) }, budget.RatioState{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.call())
+		})
+	}
+	for _, v := range []interface{ Validate() error }{zeroBucket, nilBucket, zeroRatio, nilRatio} {
+		assert.ErrorIs(t, v.Validate(), argerr.ErrInvalid, "%#v", v)
+	}
+	made := []interface{ Validate() error }{must(budget.NewTokenBucket(budget.TokenBucketConfig{})), must(budget.NewRatio(budget.RatioConfig{}))}
+	for _, v := range made {
+		assert.NoError(t, v.Validate(), "%T made by its constructor", v)
+	}
+}
+
+// retry.WithBudget(new(budget.Ratio)) divided by zero inside retry.Do. Now
+// WithBudget refuses it (Validate) before any attempt, and the budget's own
+// methods would not panic either (TestBudgetsNotMadeByTheirConstructor).
+func TestAZeroBudgetIsRefusedByTheRetryLoop(t *testing.T) {
+	for _, b := range []budget.Budget{new(budget.Ratio), new(budget.TokenBucket), (*budget.Ratio)(nil), (*budget.TokenBucket)(nil)} {
+		calls := 0
+		err := retry.Do(t.Context(), func(context.Context) error { calls++; return errors.New("transient") },
+			retry.WithBudget(b), retry.WithBackoff(backoff.Constant(0)))
+		assert.ErrorIs(t, err, retry.ErrInvalid, "%T", b)
+		assert.Zero(t, calls, "%T: nothing ran", b)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func nan() float64 { zero := 0.0; return zero / zero }

@@ -38,3 +38,17 @@ func ExampleNewRatio() {
 	fmt.Println(retries, st.Calls, st.Ratio, st.Denied)
 	// Output: 5 50 0.1 1
 }
+
+func ExampleTokenBucket_Validate() {
+	// A budget must come from its constructor: the zero value has no
+	// capacity, refuses every retry, and says so when validated.
+	var zero budget.TokenBucket
+	fmt.Println(zero.Allow())
+	fmt.Println(zero.Validate())
+	_, err := budget.NewTokenBucket(budget.TokenBucketConfig{Threshold: 600})
+	fmt.Println(err)
+	// Output:
+	// false
+	// budget.TokenBucket({}): must be made by NewTokenBucket: the zero value has no capacity
+	// budget.TokenBucketConfig.Threshold = 600: must be below Capacity (500)
+}

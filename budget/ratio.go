@@ -1,11 +1,12 @@
 package budget
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // ratioSlices is how many slices a Ratio's window is cut into: the
@@ -43,6 +44,10 @@ type RatioConfig struct {
 // It counts first attempts by time, so Record reads the monotonic clock for
 // every call's first attempt; RecordAt and AllowAt take the time as an
 // argument. Counters are atomic, in slices of a tenth of the window.
+//
+// A Ratio not made by NewRatio — the zero value, or nil — has no window:
+// Allow refuses every retry, Record counts nothing, State is zero, and
+// Validate reports it.
 type Ratio struct {
 	base    time.Time // slices are counted from here
 	percent float64
@@ -53,25 +58,19 @@ type Ratio struct {
 	denied  atomic.Uint64
 }
 
-// NewRatio returns an empty budget, or an error naming a field out of
-// range.
+// NewRatio returns an empty budget, or an error matching retry.ErrInvalid
+// naming a field out of range.
 func NewRatio(c RatioConfig) (*Ratio, error) {
-	if c.Percent == 0 {
-		c.Percent = 0.2
-	}
-	if c.Window == 0 {
-		c.Window = 10 * time.Second
-	}
-	if c.MinPerSecond == 0 {
-		c.MinPerSecond = 10
-	}
+	c = c.withDefaults()
 	switch {
 	case !(c.Percent > 0 && c.Percent <= 1):
-		return nil, fmt.Errorf("budget.RatioConfig.Percent = %v: must be in (0, 1]", c.Percent)
+		return nil, argerr.Field("budget.RatioConfig.Percent", c.Percent, "must be in (0, 1]")
 	case c.Window < ratioSlices:
-		return nil, fmt.Errorf("budget.RatioConfig.Window = %v: must be positive", c.Window)
+		return nil, argerr.Field("budget.RatioConfig.Window", c.Window, "must be positive (at least 10ns)")
 	case math.IsNaN(c.MinPerSecond) || c.MinPerSecond > 1e9:
-		return nil, fmt.Errorf("budget.RatioConfig.MinPerSecond = %v: must be a number of retries per second", c.MinPerSecond)
+		return nil, argerr.Field("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "must be a number of retries per second, at most 1e9")
+	case c.MinPerSecond*c.Window.Seconds() > 1<<53:
+		return nil, argerr.Field("budget.RatioConfig.MinPerSecond", c.MinPerSecond, "times Window ("+c.Window.String()+") must be at most 2^53 retries")
 	}
 	return &Ratio{
 		base:    time.Now(),
@@ -81,18 +80,47 @@ func NewRatio(c RatioConfig) (*Ratio, error) {
 	}, nil
 }
 
+func (c RatioConfig) withDefaults() RatioConfig {
+	if c.Percent == 0 {
+		c.Percent = 0.2
+	}
+	if c.Window == 0 {
+		c.Window = 10 * time.Second
+	}
+	if c.MinPerSecond == 0 {
+		c.MinPerSecond = 10
+	}
+	return c
+}
+
+// Validate reports a budget not made by NewRatio: nil, or the zero value,
+// which has no window.
+func (b *Ratio) Validate() error {
+	switch {
+	case b == nil:
+		return argerr.New("budget.Ratio", nil, "must be made by NewRatio")
+	case b.slice == 0:
+		return argerr.New("budget.Ratio", "{}", "must be made by NewRatio: the zero value has no window")
+	}
+	return nil
+}
+
+// made reports whether b was made by NewRatio: the other methods do nothing
+// with a Ratio that was not.
+func (b *Ratio) made() bool { return b != nil && b.slice > 0 }
+
 // Record counts a call's first attempt at the current time; retries are
 // counted by Allow. It reads only the monotonic clock (time.Since), which
 // costs about half of time.Now.
 func (b *Ratio) Record(a Attempt) {
-	if !a.Retry {
+	if !a.Retry && b.made() {
 		b.call(int64(time.Since(b.base)) / b.slice)
 	}
 }
 
 // RecordAt is Record at time now.
 func (b *Ratio) RecordAt(now time.Time, a Attempt) {
-	if !a.Retry {
+	if !a.Retry && b.made() {
 		b.call(b.epoch(now))
 	}
 }
@@ -120,6 +148,9 @@ func (b *Ratio) Allow() bool { return b.AllowAt(time.Now()) }
 // than the budget holds: the retry is counted with a compare-and-swap on the
 // current slice, retried if another retry was counted meanwhile.
 func (b *Ratio) AllowAt(now time.Time) bool {
+	if !b.made() {
+		return false
+	}
 	e := b.epoch(now)
 	slot := &b.retries[uint64(e)%ratioSlices]
 	for {
@@ -160,6 +191,9 @@ func (b *Ratio) State() RatioState { return b.StateAt(time.Now()) }
 
 // StateAt returns a snapshot of the budget at time now.
 func (b *Ratio) StateAt(now time.Time) RatioState {
+	if !b.made() {
+		return RatioState{}
+	}
 	e := b.epoch(now)
 	s := RatioState{Calls: uint64(b.callsIn(e)), Retries: uint64(sum(&b.retries, e)), Denied: b.denied.Load()}
 	if s.Calls > 0 {

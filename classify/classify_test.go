@@ -2,6 +2,8 @@ package classify_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +67,30 @@ func TestDefaultClassifiesTheSourceTable(t *testing.T) {
 		{"a temporary DNS failure is retried", &net.DNSError{Err: "server misbehaving", IsTemporary: true}, retry(classify.ReasonDNS)},
 		{"a missing DNS name gets no opinion", &net.DNSError{Err: "no such host", IsNotFound: true}, classify.Decision{}},
 		{"a timeout is retried and marked", opErr("read", syscall.ETIMEDOUT), classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonTimeout, Timeout: true}},
+		{"a dial timeout sent nothing: retried, not marked", &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}, retry(classify.ReasonConnectTimeout)},
+		{"a kernel connect timeout sent nothing", opErr("dial", syscall.ETIMEDOUT), retry(classify.ReasonConnectTimeout)},
+		{"an HTTP client's dial timeout sent nothing", &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}}, retry(classify.ReasonConnectTimeout)},
+		{"a dial timeout through a proxy sent nothing", &net.OpError{Op: "proxyconnect", Net: "tcp", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}}, retry(classify.ReasonConnectTimeout)},
+		{"a DNS timeout while dialing sent nothing", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", IsTimeout: true}}, retry(classify.ReasonConnectTimeout)},
+		{"a TLS handshake timeout sent nothing", &url.Error{Op: "Get", URL: "https://x", Err: tlsHandshakeTimeout{}}, retry(classify.ReasonConnectTimeout)},
+		{"a read timeout may have reached the server", &url.Error{Op: "Post", URL: "http://x", Err: opErr("read", syscall.ETIMEDOUT)}, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonTimeout, Timeout: true}},
+		{"a deadline next to a dial timeout is a deadline", errors.Join(context.DeadlineExceeded, &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}), classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonTimeout, Timeout: true}},
+		{"a dial that was refused is not a timeout", opErr("dial", syscall.ECONNREFUSED), retry(classify.ReasonConnRefused)},
+		{"an unknown certificate authority stops", &url.Error{Op: "Get", URL: "https://x", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, stop(classify.ReasonCertificate)},
+		{"a bare x509 error stops", x509.UnknownAuthorityError{}, stop(classify.ReasonCertificate)},
+		{"an expired certificate stops", x509.CertificateInvalidError{Reason: x509.Expired}, stop(classify.ReasonCertificate)},
+		{"a certificate for another host stops", x509.HostnameError{Host: "x"}, stop(classify.ReasonCertificate)},
+		{"an unsupported scheme stops", &url.Error{Op: "Get", URL: "ftp://x", Err: errors.New(`unsupported protocol scheme "ftp"`)}, stop(classify.ReasonInvalidRequest)},
+		{"an unsupported scheme from a bare RoundTripper stops", errors.New(`unsupported protocol scheme ""`), stop(classify.ReasonInvalidRequest)},
+		{"an invalid header name stops", errors.New(`net/http: invalid header field name "a\x1b"`), stop(classify.ReasonInvalidRequest)},
+		{"an invalid header value stops", errors.New(`net/http: invalid header field value for "A"`), stop(classify.ReasonInvalidRequest)},
+		{"an invalid trailer stops", errors.New(`net/http: invalid trailer field name "a\x1b"`), stop(classify.ReasonInvalidRequest)},
+		{"an invalid method stops", errors.New(`net/http: invalid method "GET POST"`), stop(classify.ReasonInvalidRequest)},
+		{"a URL without a host stops", &url.Error{Op: "Get", URL: "http:///x", Err: errors.New("http: no Host in request URL")}, stop(classify.ReasonInvalidRequest)},
+		{"too many redirects stops", &url.Error{Op: "Get", URL: "/", Err: errors.New("stopped after 10 redirects")}, stop(classify.ReasonTooManyRedirects)},
+		{"a text that only contains net/http's gets no opinion", errors.New(`proxy said: unsupported protocol scheme "ftp"`), classify.Decision{}},
+		{"a caller's own redirect limit gets no opinion", errors.New("stopped after 3 redirects"), classify.Decision{}},
+		{"a marker overrides a certificate failure", classify.Retryable(x509.UnknownAuthorityError{}), retry(classify.ReasonMarkedRetryable)},
 		{"a deadline is a timeout", fmt.Errorf("call: %w", context.DeadlineExceeded), classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonTimeout, Timeout: true}},
 		{"an os deadline is a timeout", os.ErrDeadlineExceeded, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonTimeout, Timeout: true}},
 		{"cancellation stops", fmt.Errorf("call: %w", context.Canceled), stop(classify.ReasonCanceled)},
@@ -257,6 +283,14 @@ func TestGatewayKinds(t *testing.T) {
 	assert.Equal(t, "http 502 Bad Gateway (upstream-error)", upstream.Error())
 }
 
+// tlsHandshakeTimeout is net/http's unexported error for
+// Transport.TLSHandshakeTimeout, rebuilt: only its text and Timeout are known.
+type tlsHandshakeTimeout struct{}
+
+func (tlsHandshakeTimeout) Error() string   { return "net/http: TLS handshake timeout" }
+func (tlsHandshakeTimeout) Timeout() bool   { return true }
+func (tlsHandshakeTimeout) Temporary() bool { return true }
+
 type gaveUp struct{ error }
 
 func (gaveUp) Final() bool { return true }
@@ -303,4 +337,34 @@ func TestMark(t *testing.T) {
 	err := classify.Mark(errors.New("x"), d)
 	assert.Equal(t, classify.Decision{Verdict: classify.Retry, Reason: "mine"}, classify.Default(err), "a negative wait is no wait")
 	assert.NoError(t, classify.Mark(nil, d))
+}
+
+func TestNilAndZeroArgumentsHaveAMeaning(t *testing.T) {
+	var nilStatus *classify.StatusError
+	tests := []struct {
+		name string
+		call func() any
+		want any
+	}{
+		{"Default(nil) has no opinion", func() any { return classify.Default(nil) }, classify.Decision{}},
+		{"Misconfigured(nil) has no opinion", func() any { return classify.Misconfigured(nil) }, classify.Decision{}},
+		{"Timeouts(nil) has no opinion", func() any { return classify.Timeouts(nil) }, classify.Decision{}},
+		{"Chain() has no opinion", func() any { return classify.Chain()(errors.New("x")) }, classify.Decision{}},
+		{"Chain(nil) skips nil", func() any { return classify.Chain(nil)(errors.New("x")) }, classify.Decision{}},
+		{"Status(0) has no opinion", func() any { return classify.Status(0) }, classify.Decision{}},
+		{"Permanent(nil) is nil", func() any { return classify.Permanent(nil) }, nil},
+		{"ResponseError(nil) is nil", func() any { return classify.ResponseError(nil) }, nil},
+		{"ParseRetryAfter of nothing is no wait", func() any { d, ok := classify.ParseRetryAfter("", time.Time{}); return [2]any{d, ok} }, [2]any{time.Duration(0), false}},
+		{"a nil *StatusError reads as such", func() any { return nilStatus.Error() }, "http <nil>"},
+		{"a nil *StatusError has status 0", func() any { return nilStatus.HTTPStatusCode() }, 0},
+		{"a nil *StatusError asks no wait", func() any { return nilStatus.RetryAfter() }, time.Duration(0)},
+		{"a nil *StatusError is no sentinel", func() any { return nilStatus.Is(classify.ErrSpendCap) }, false},
+		{"a nil *StatusError gets no opinion", func() any { return classify.Default(nilStatus) }, classify.Decision{}},
+		{"the zero StatusError", func() any { return (&classify.StatusError{}).Error() }, "http 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.call())
+		})
+	}
 }

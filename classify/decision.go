@@ -38,6 +38,7 @@ const (
 	ReasonMarkedRetryable   = "marked retryable"
 	ReasonCanceled          = "canceled"
 	ReasonTimeout           = "timeout"
+	ReasonConnectTimeout    = "connect timeout"
 	ReasonConnReset         = "connection reset"
 	ReasonConnRefused       = "connection refused"
 	ReasonConnAborted       = "connection aborted"
@@ -60,6 +61,9 @@ const (
 	ReasonUpstream          = "upstream error: the server already retried"
 	ReasonSpendCap          = "spend cap exceeded"
 	ReasonCooldown          = "cooling down"
+	ReasonCertificate       = "tls certificate rejected"
+	ReasonInvalidRequest    = "invalid request"
+	ReasonTooManyRedirects  = "too many redirects"
 )
 
 // Decision is what a classifier says about one failure.
@@ -76,9 +80,10 @@ type Decision struct {
 	// Limit, when positive, is how many times this class of failure (same
 	// Reason) may be retried in one call, whatever the policy's MaxAttempts.
 	Limit int
-	// Timeout reports that the attempt timed out: the operation may still be
-	// running, so it is retried only if it is idempotent or carries an
-	// idempotency key.
+	// Timeout reports that the attempt timed out after the request may have
+	// reached the server: the operation may still be running, so it is
+	// retried only if it is idempotent or carries an idempotency key. A
+	// connect timeout, which sent nothing, is not marked.
 	Timeout bool
 }
 
@@ -125,7 +130,8 @@ func Chain(fs ...Func) Func {
 }
 
 // General is the fallback of the default mode: an error nothing recognised is
-// retried and reported as "unclassified".
+// retried and reported as "unclassified" (see the package documentation for
+// what other libraries do).
 func General(error) Decision {
 	return Decision{Verdict: Retry, Reason: ReasonUnclassified}
 }

@@ -3,40 +3,51 @@
 // A classifier is a Func: it looks at an error and returns a Decision — retry,
 // stop, or no opinion — with optional details: a server-requested wait
 // (RetryAfter), a cap on how many times in a row that class of failure may be
-// retried (Limit), and whether the failure was a timeout, after which the
+// retried (Limit), and whether the failure was a timeout after which the
 // operation may still be running (the retry loop then retries only idempotent
 // or keyed work).
 //
 // Classifiers compose with Chain: the first one with an opinion wins. The retry
 // package runs the caller's classifiers first, then Default, then a fallback
-// for what nobody recognised: General (retry it, reported as "unclassified",
-// as every mainstream library does) or, in strict mode, Strict (stop).
+// for what nobody recognised: General (retry it, reported as "unclassified")
+// or, in strict mode, Strict (stop).
 //
 // Default recognises the whole table of the source documents:
 //
-//	| failure                                              | decision                               |
-//	|------------------------------------------------------|----------------------------------------|
-//	| an error a retry loop gave up on (Final)           | stop: retry in one layer               |
-//	| ErrSpendCap: a quota, spending cap or billing limit  | stop, whatever else is said            |
-//	| Permanent(err) / Retryable(err) / WithRetryAfter     | stop / retry / retry after d           |
-//	| context.Canceled                                     | stop: the caller gave up               |
-//	| ErrUpstream: a gateway's "upstream error" (502)      | stop: the server already retried;      |
-//	|                                                      | opt in to one extra attempt with       |
-//	|                                                      | UpstreamOnce                           |
-//	| HTTP 429, 503                                        | retry, after Retry-After when present  |
-//	| HTTP 502, 504                                        | retry                                  |
-//	| HTTP 500 and unlisted 5xx                            | retry once per call (Limit 1)          |
-//	| HTTP 501, 505, 506, 508, 510, 511                    | stop: the server cannot do it          |
-//	| every other HTTP 4xx (400, 401, 403, 404, 409, …)    | stop: the request is wrong             |
-//	| ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,       | retry                                  |
-//	| ENETUNREACH, EHOSTUNREACH, a hang-up (unexpected     |                                        |
-//	| EOF, or EOF in an HTTP client error), temporary DNS  |                                        |
-//	| timeouts (Timeout() == true, DeadlineExceeded, …)    | retry, marked Timeout                  |
+//	| failure                                             | decision                              |
+//	|-----------------------------------------------------|---------------------------------------|
+//	| an error a retry loop gave up on (Final)            | stop: retry in one layer              |
+//	| ErrSpendCap: a quota, spending cap or billing limit | stop, whatever else is said           |
+//	| Permanent(err) / Retryable(err) / WithRetryAfter    | stop / retry / retry after d          |
+//	| context.Canceled                                    | stop: the caller gave up              |
+//	| ErrUpstream: a gateway's "upstream error" (502)     | stop: the server already retried;     |
+//	|                                                     | opt in to one extra attempt with      |
+//	|                                                     | UpstreamOnce                          |
+//	| HTTP 429, 503                                       | retry, after Retry-After when present |
+//	| HTTP 502, 504                                       | retry                                 |
+//	| HTTP 500 and unlisted 5xx                           | retry once per call (Limit 1)         |
+//	| HTTP 501, 505, 506, 508, 510, 511                   | stop: the server cannot do it         |
+//	| every other HTTP 4xx (400, 401, 403, 404, 409, …)   | stop: the request is wrong            |
+//	| ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,      | retry                                 |
+//	| ENETUNREACH, EHOSTUNREACH, a hang-up (unexpected    |                                       |
+//	| EOF, or EOF in an HTTP client error), temporary DNS |                                       |
+//	| a connect timeout: a dial or TLS handshake that     | retry, not marked Timeout: nothing    |
+//	| timed out                                           | was sent                              |
+//	| other timeouts (Timeout() == true,                  | retry, marked Timeout: the server     |
+//	| context.DeadlineExceeded, …)                        | may still be running it               |
+//	| a TLS certificate that fails verification           | stop: no attempt can succeed          |
+//	| a request net/http refuses to send (scheme,         | stop: no attempt can succeed          |
+//	| header, method, host), a redirect loop              |                                       |
 //
 // HTTP errors are recognised by the method HTTPStatusCode() int (StatusError
 // has it, as do the AWS SDK's response errors) and Retry-After by the method
 // RetryAfter() time.Duration. Errors are searched through Unwrap, both forms,
-// without reflection or allocation.
+// without reflection or allocation. net/http reports some failures only as
+// text (an unsupported scheme, an invalid header, a redirect loop, a TLS
+// handshake timeout); those are matched exactly as net/http writes them, on
+// the innermost error, never as a substring of some other message. That text
+// is read only when no typed fact decided (so an error type whose Error method
+// allocates costs that allocation then).
 //
 // The retry loop applies Final before the caller's classifiers too: an
 // error that an inner retry loop already gave up on is never retried again.
@@ -44,4 +55,34 @@
 // A successful result can be classified too (ResultFunc): Completion encodes
 // the rule that an LLM's empty content or content-filter finish is a final
 // answer, never retried.
+//
+// # Errors nobody recognised
+//
+// Libraries differ on them. hashicorp/go-retryablehttp retries every error but
+// the few it knows to be hopeless; failsafe-go retries every error by default,
+// as do cenkalti/backoff (unless marked Permanent) and avast/retry-go (unless
+// marked Unrecoverable). The AWS SDKs' standard retryer does the opposite: an
+// error none of its checks recognises is not retried. General takes the first
+// side, because most unrecognised errors are an application's own transient
+// ones; Strict takes the second, for calls that cost money.
+//
+// # Compared with go-retryablehttp and failsafehttp
+//
+// Their policy tests, ported to this package's tests, agree with Default
+// except where Default chose otherwise:
+//
+//   - HTTP 500 and unknown 5xx are retried once per call, not until attempts
+//     run out: a server that fails twice the same way is not having a blip.
+//   - HTTP 505, 506, 508, 510 and 511 stop, like 501: the server says it
+//     cannot do what was asked, however often it is asked.
+//   - Invalid header names and values stop (retryablehttp agrees; failsafehttp
+//     retries them), and so does a *tls.CertificateVerificationError whatever
+//     its text (failsafehttp looks only for x509.UnknownAuthorityError directly
+//     inside a *url.Error, which Go has not returned since 1.20).
+//   - A status below 400 is no failure, so there is no opinion on it
+//     (retryablehttp retries a status of 0); ResponseError returns nil for it.
+//   - A Retry-After date is honoured, not only delta-seconds (failsafehttp).
+//   - The caller's own cancellation or expired deadline is recognised by the
+//     retry loop before any classifier, as retryablehttp checks its context
+//     first; Default alone sees a deadline as a timeout.
 package classify

@@ -69,7 +69,10 @@ func Default(err error) Decision {
 	if d := f.networkRule(); d.Verdict != NoOpinion {
 		return d
 	}
-	return f.timeoutRule()
+	if d := f.timeoutRule(); d.Verdict != NoOpinion {
+		return d
+	}
+	return f.misconfiguredRule()
 }
 
 // Mark marks err with the decision d, whatever other classifiers would say
@@ -109,14 +112,26 @@ func (f *facts) contextRule() Decision {
 
 // Timeouts retries errors that report Timeout() == true anywhere in their
 // chain (context.DeadlineExceeded, os.ErrDeadlineExceeded, syscall.ETIMEDOUT,
-// net and url errors), marked Timeout: the operation may still be running.
+// net and url errors).
+//
+// A connect timeout — a *net.OpError with Op "dial" that timed out, however
+// net/http wraps it, or net/http's "TLS handshake timeout" — sent nothing:
+// it is retried like a refused connection, as "connect timeout", and not
+// marked Timeout. Every other timeout is marked Timeout: the request may have
+// reached the server, which may still be running it. An error that carries
+// context.DeadlineExceeded itself is never a connect timeout: a deadline
+// belongs to whoever set it, and the retry loop recognises its caller's own
+// before any classifier runs.
 func Timeouts(err error) Decision { f := scan(err); return f.timeoutRule() }
 
 func (f *facts) timeoutRule() Decision {
-	if f.timeout {
-		return Decision{Verdict: Retry, Reason: ReasonTimeout, Timeout: true}
+	switch {
+	case !f.timeout:
+		return Decision{}
+	case !f.deadline && (f.dialTimeout || f.leafIs(tlsHandshakeTimeout)):
+		return Decision{Verdict: Retry, Reason: ReasonConnectTimeout}
 	}
-	return Decision{}
+	return Decision{Verdict: Retry, Reason: ReasonTimeout, Timeout: true}
 }
 
 // Network retries connection failures: reset, refused, aborted, broken pipe,

@@ -1,9 +1,14 @@
 package classify_test
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/retrykit/retry/classify"
@@ -63,4 +68,29 @@ func ExampleCompletion() {
 	// stop (empty output)
 	// stop (content filtered)
 	// no opinion
+}
+
+func ExampleMisconfigured() {
+	// What net/http returns for a request it will never send, and for a
+	// certificate nobody vouches for: no later attempt can succeed.
+	scheme := &url.Error{Op: "Get", URL: "ftp://example.com", Err: errors.New(`unsupported protocol scheme "ftp"`)}
+	cert := &url.Error{Op: "Get", URL: "https://example.com", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}
+	fmt.Println(classify.Default(scheme))
+	fmt.Println(classify.Default(cert))
+	// Output:
+	// stop (invalid request)
+	// stop (tls certificate rejected)
+}
+
+func ExampleTimeouts() {
+	// A dial that timed out sent nothing: retried whatever the operation is.
+	// A read that timed out may have reached the server: marked Timeout, so
+	// the retry loop repeats it only if it is idempotent or keyed.
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	read := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	fmt.Println(classify.Timeouts(dial))
+	fmt.Println(classify.Timeouts(read))
+	// Output:
+	// retry (connect timeout)
+	// retry (timeout, timed out)
 }

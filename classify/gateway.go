@@ -26,6 +26,9 @@ var ErrSpendCap = errors.New("spend cap exceeded")
 
 // Is reports whether the error's Kind is that of ErrUpstream or ErrSpendCap.
 func (e *StatusError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	switch target {
 	case ErrUpstream:
 		return e.Kind == KindUpstreamError

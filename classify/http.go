@@ -8,6 +8,7 @@ import (
 
 // StatusError is an HTTP response with an error status, as an error. The
 // retry loop reads its status and, for 429 and 503, its Retry-After header.
+// Its methods accept a nil *StatusError, which has status 0.
 type StatusError struct {
 	Code   int         // the status code, e.g. 503
 	Header http.Header // the response header; may be nil
@@ -29,6 +30,9 @@ func ResponseError(resp *http.Response) error {
 // Error returns "http 503 Service Unavailable", followed by the kind when
 // there is one: "http 502 Bad Gateway (upstream-error)".
 func (e *StatusError) Error() string {
+	if e == nil {
+		return "http <nil>"
+	}
 	s := "http " + strconv.Itoa(e.Code)
 	if text := http.StatusText(e.Code); text != "" {
 		s += " " + text
@@ -40,14 +44,19 @@ func (e *StatusError) Error() string {
 }
 
 // HTTPStatusCode returns e.Code.
-func (e *StatusError) HTTPStatusCode() int { return e.Code }
+func (e *StatusError) HTTPStatusCode() int {
+	if e == nil {
+		return 0
+	}
+	return e.Code
+}
 
 // RetryAfter returns the wait asked for by the response: the
 // retry-after-ms header in milliseconds (sent by OpenAI and Azure for waits
 // under a second), else the Retry-After header as ParseRetryAfter reads it at
 // the current time; 0 if absent or invalid.
 func (e *StatusError) RetryAfter() time.Duration {
-	if e.Header == nil {
+	if e == nil || e.Header == nil {
 		return 0
 	}
 	if ms := e.Header.Get("Retry-After-Ms"); ms != "" {

@@ -2,6 +2,8 @@ package classify
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/url"
@@ -22,16 +24,19 @@ type (
 type facts struct {
 	spendCap, upstream, canceled, timeout, retried bool
 	unexpectedEOF, eof, urlError                   bool
+	deadline, dialTimeout, certificate             bool
 	marker                                         *marked
 	status                                         statusCoder
 	retryAfter                                     retryAfterer
 	errno                                          syscall.Errno
 	dns                                            *net.DNSError
+	leaf                                           error // the first error that wraps nothing
 }
 
 // scan walks err's tree depth first, through Unwrap() error and
 // Unwrap() []error, as errors.Is and errors.As do, without reflection. The
-// first (outermost) marker, status and Retry-After found are kept.
+// first (outermost) marker, status and Retry-After found are kept, and the
+// first leaf, whose text the rules read only when no typed fact decided.
 func scan(err error) facts {
 	var f facts
 	f.walk(err)
@@ -50,6 +55,9 @@ func (f *facts) walk(err error) {
 			}
 			return
 		default:
+			if f.leaf == nil {
+				f.leaf = err
+			}
 			return
 		}
 	}
@@ -63,6 +71,8 @@ func (f *facts) note(err error) {
 		f.upstream = true
 	case context.Canceled:
 		f.canceled = true
+	case context.DeadlineExceeded:
+		f.deadline = true
 	case io.ErrUnexpectedEOF:
 		f.unexpectedEOF = true
 	case io.EOF:
@@ -75,6 +85,13 @@ func (f *facts) note(err error) {
 		}
 	case *url.Error:
 		f.urlError = true
+	case *net.OpError:
+		// A dial that timed out never connected: nothing was sent.
+		f.dialTimeout = f.dialTimeout || (e.Op == "dial" && e.Timeout())
+	case *tls.CertificateVerificationError, x509.UnknownAuthorityError, x509.CertificateInvalidError,
+		x509.HostnameError, x509.SystemRootsError, x509.ConstraintViolationError,
+		x509.UnhandledCriticalExtension, x509.InsecureAlgorithmError:
+		f.certificate = true
 	case *net.DNSError:
 		if f.dns == nil {
 			f.dns = e

@@ -6,13 +6,14 @@
 // randomness itself, so it is deterministic under test and safe for concurrent
 // use.
 //
-//	| jitter          | delay for nominal d                             | when to use                                |
-//	|-----------------|-------------------------------------------------|--------------------------------------------|
-//	| Full (default)  | uniform in [0, d)                               | almost always: least work for the server   |
-//	| Equal           | d/2 + uniform in [0, d/2)                       | when some minimum wait matters             |
-//	| Decorrelated    | min(MaxDelay, uniform in [Base, 3*prev))             | AWS's formula; grows from the last delay   |
-//	| Proportional(f) | uniform in [d*(1-f), d*(1+f))                   | cenkalti/backoff's randomization factor    |
-//	| None            | d                                               | tests and schedules that must be exact     |
+//	| jitter          | delay for nominal d                      | when to use                              |
+//	|-----------------|------------------------------------------|------------------------------------------|
+//	| Full (default)  | uniform in [0, d)                        | almost always: least work for the server |
+//	| Equal           | d/2 + uniform in [0, d/2)                | when some minimum wait matters           |
+//	| Decorrelated    | min(MaxDelay, uniform in [Base, 3*prev)) | AWS's formula; grows from the last delay |
+//	| Proportional(f) | uniform in [d*(1-f), d*(1+f))            | cenkalti/backoff's randomization factor  |
+//	| None            | d                                        | tests and schedules that must be exact   |
+//	| Func(f)         | f(d, prev, r)                            | nil: invalid (Validate), returns d       |
 //
 // The formulas are those of the AWS Architecture Blog post "Exponential
 // Backoff And Jitter" (2015); Proportional is cenkalti/backoff's

@@ -1,10 +1,11 @@
 package jitter
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 const maxDuration = time.Duration(math.MaxInt64)
@@ -18,11 +19,25 @@ type Jitter interface {
 	Apply(d, prev time.Duration, r uint64) time.Duration
 }
 
-// Func adapts an ordinary function to the Jitter interface.
+// Func adapts an ordinary function to the Jitter interface. A nil Func is
+// invalid (Validate reports it) and returns the nominal delay unchanged.
 type Func func(d, prev time.Duration, r uint64) time.Duration
 
-// Apply returns f(d, prev, r).
-func (f Func) Apply(d, prev time.Duration, r uint64) time.Duration { return f(d, prev, r) }
+// Apply returns f(d, prev, r), or d for a nil f.
+func (f Func) Apply(d, prev time.Duration, r uint64) time.Duration {
+	if f == nil {
+		return d
+	}
+	return f(d, prev, r)
+}
+
+// Validate reports a nil function.
+func (f Func) Validate() error {
+	if f == nil {
+		return argerr.New("jitter.Func", nil, "must not be nil")
+	}
+	return nil
+}
 
 // None returns the nominal delay unchanged.
 type None struct{}
@@ -68,7 +83,7 @@ func (f Proportional) Apply(d, _ time.Duration, r uint64) time.Duration {
 // Validate reports a factor outside [0, 1].
 func (f Proportional) Validate() error {
 	if !(f >= 0 && f <= 1) {
-		return fmt.Errorf("jitter.Proportional(%v): must be in [0, 1]", float64(f))
+		return argerr.New("jitter.Proportional", float64(f), "must be in [0, 1]")
 	}
 	return nil
 }
@@ -104,10 +119,10 @@ func (j Decorrelated) Apply(d, prev time.Duration, r uint64) time.Duration {
 // Validate reports negative durations and a cap below the base.
 func (j Decorrelated) Validate() error {
 	if j.Base < 0 {
-		return fmt.Errorf("jitter.Decorrelated.Base = %v: must not be negative", j.Base)
+		return argerr.Field("jitter.Decorrelated.Base", j.Base, "must not be negative")
 	}
 	if j.MaxDelay < 0 || (j.MaxDelay > 0 && j.MaxDelay < j.Base) {
-		return fmt.Errorf("jitter.Decorrelated.MaxDelay = %v: must be 0 (no cap) or at least Base (%v)", j.MaxDelay, j.Base)
+		return argerr.Field("jitter.Decorrelated.MaxDelay", j.MaxDelay, "must be 0 (no cap) or at least Base ("+j.Base.String()+")")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/jitter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,12 +131,17 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"proportional above one", jitter.Proportional(1.5), "jitter.Proportional(1.5): must be in [0, 1]"},
-		{"negative proportional", jitter.Proportional(-0.1), "jitter.Proportional(-0.1)"},
-		{"NaN proportional", jitter.Proportional(math.NaN()), "jitter.Proportional(NaN)"},
-		{"decorrelated negative base", jitter.Decorrelated{Base: -1}, "jitter.Decorrelated.Base = -1ns"},
-		{"decorrelated cap below base", jitter.Decorrelated{Base: ms, MaxDelay: 1}, "jitter.Decorrelated.MaxDelay = 1ns"},
+		{"negative proportional", jitter.Proportional(-0.1), "jitter.Proportional(-0.1): must be in [0, 1]"},
+		{"NaN proportional", jitter.Proportional(math.NaN()), "jitter.Proportional(NaN): must be in [0, 1]"},
+		{"decorrelated negative base", jitter.Decorrelated{Base: -1}, "jitter.Decorrelated.Base = -1ns: must not be negative"},
+		{"decorrelated cap below base", jitter.Decorrelated{Base: ms, MaxDelay: 1}, "jitter.Decorrelated.MaxDelay = 1ns: must be 0 (no cap) or at least Base (1ms)"},
+		{"a nil func", jitter.Func(nil), "jitter.Func(<nil>): must not be nil"},
+		{"a nil seeded source", (*jitter.Seeded)(nil), "jitter.Seeded(<nil>): must be made by NewSeeded"},
 		{"proportional one", jitter.Proportional(1), ""},
 		{"decorrelated zero", jitter.Decorrelated{}, ""},
+		{"a func", jitter.Func(func(d, _ time.Duration, _ uint64) time.Duration { return d }), ""},
+		{"a seeded source", jitter.NewSeeded(1), ""},
+		{"the zero seeded source", new(jitter.Seeded), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,10 +150,36 @@ func TestValidate(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, argerr.ErrInvalid, "an invalid argument, as retry.ErrInvalid")
 		})
 	}
+}
+
+func TestZeroAndNilValuesDoNotPanic(t *testing.T) {
+	const d = time.Second
+	tests := []struct {
+		name string
+		j    jitter.Jitter
+		want time.Duration
+	}{
+		{"a nil func returns the nominal delay", jitter.Func(nil), d},
+		{"the zero proportional is exact", jitter.Proportional(0), d},
+		{"the zero decorrelated starts at the nominal delay", jitter.Decorrelated{}, d},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.j.Apply(d, 0, 0))
+		})
+	}
+	t.Run("nil and zero sources", func(t *testing.T) {
+		var nilSeeded *jitter.Seeded
+		assert.NotEqual(t, nilSeeded.Uint64(), nilSeeded.Uint64(), "a nil *Seeded draws from Runtime")
+		assert.Equal(t, jitter.NewSeeded(0).Uint64(), new(jitter.Seeded).Uint64(), "the zero Seeded is seed 0")
+		var zero jitter.Rand
+		first := jitter.NewRand(0)
+		assert.Equal(t, first.Uint64(), zero.Uint64(), "the zero Rand is seed 0")
+	})
 }
 
 var sink time.Duration

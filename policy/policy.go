@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 	"time"
 
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/internal/sched"
 	"github.com/retrykit/retry/jitter"
 )
@@ -19,17 +21,10 @@ const (
 	DefaultMaxDelay    = 30 * time.Second
 )
 
-// The default schedule, used when Policy.Backoff is nil.
-const (
-	DefaultBase   = 100 * time.Millisecond
-	DefaultFactor = 2
-	DefaultCap    = 10 * time.Second
-)
-
 // DefaultBackoff returns the schedule used when Policy.Backoff is nil:
 // Exponential{Base: 100ms, Factor: 2, MaxDelay: 10s}.
 func DefaultBackoff() backoff.Exponential {
-	return backoff.Exponential{Base: DefaultBase, Factor: DefaultFactor, MaxDelay: DefaultCap}
+	return backoff.Exponential{Base: 100 * time.Millisecond, Factor: 2, MaxDelay: 10 * time.Second}
 }
 
 // retryAfterSpread bounds the small positive jitter added to a server's
@@ -37,8 +32,8 @@ func DefaultBackoff() backoff.Exponential {
 const retryAfterSpread = time.Second
 
 // Policy says how often and how long to retry. Its zero value is usable: see
-// the table in the package documentation. A Policy is a value; copy it to
-// derive another.
+// the table in the package documentation, and a nil *Policy behaves as the
+// zero one. A Policy is a value; copy it to derive another.
 type Policy struct {
 	// MaxAttempts counts every attempt, the first included. 0 means 3.
 	MaxAttempts int
@@ -67,8 +62,9 @@ type Policy struct {
 	// RequireKey refuses calls that do not carry an idempotency key.
 	RequireKey bool
 	// Budget, shared by every call that uses it, can refuse a retry the rest
-	// of the policy allows. nil means no budget. Next does not consult it:
-	// the retry loop does, after Next says Continue.
+	// of the policy allows; budgets keep their own state (package budget).
+	// nil means no budget. Next does not consult it: the retry loop does,
+	// after Next says Continue.
 	Budget budget.Budget
 }
 
@@ -130,6 +126,9 @@ type State struct {
 // A NoOpinion decision is treated as unclassified: retried, or stopped when
 // Strict.
 func (p *Policy) Next(s State, d classify.Decision, r uint64) (time.Duration, Stop) {
+	if p == nil {
+		p = &zero
+	}
 	switch {
 	case d.Verdict == classify.Stop || (d.Verdict == classify.NoOpinion && p.Strict):
 		return 0, StopPermanent
@@ -159,27 +158,54 @@ func (p *Policy) Next(s State, d classify.Decision, r uint64) (time.Duration, St
 // never beyond MaxDelay), or else the jittered backoff clamped to MaxDelay.
 // prev is the previous wait and r a uniform random number.
 func (p *Policy) Delay(n int, prev, retryAfter time.Duration, r uint64) time.Duration {
+	if p == nil {
+		p = &zero
+	}
 	if retryAfter > 0 {
 		return p.serverDelay(retryAfter, r)
 	}
-	// The common case — a doubling exponential schedule, the default one
-	// included, with full jitter — is computed here without a call; any other
-	// schedule or jitter goes through delayAny.
-	if _, full := p.Jitter.(jitter.Full); full || p.Jitter == nil {
-		// Factor 0 or 2, in one integer test: the bits of 2.0 are one bit more than 0.0's.
-		if b, ok := p.Backoff.(backoff.Exponential); ok && math.Float64bits(b.Factor)&^math.Float64bits(2) == 0 {
-			return p.clamp(jitter.Full{}.Apply(sched.Doubling(b.Base, b.MaxDelay, n), prev, r))
-		}
-		if p.Backoff == nil {
-			return p.clamp(jitter.Full{}.Apply(sched.Doubling(DefaultBase, DefaultCap, n), prev, r))
+	// The defaults, spread(nominal(n)) inlined: 4.4 ns instead of 6.7 (bench Delay; cenkalti v7: 8.7).
+	if p.fullJitter() {
+		if e, ok := p.doubling(); ok {
+			return min(jitter.Full{}.Apply(sched.Doubling(e.Base, e.MaxDelay, n), prev, r), p.maxDelay())
 		}
 	}
-	return p.clamp(max(p.delayAny(n, prev, r), 0))
+	return min(max(p.spread(p.nominal(n), prev, r), 0), p.maxDelay())
 }
 
-// clamp bounds a delay by MaxDelay.
-func (p *Policy) clamp(d time.Duration) time.Duration {
-	return min(d, p.maxDelay())
+// zero is the policy a nil *Policy stands for.
+var zero Policy
+
+// nominal is the schedule's delay after attempt n.
+func (p *Policy) nominal(n int) time.Duration {
+	if e, ok := p.doubling(); ok {
+		return sched.Doubling(e.Base, e.MaxDelay, n)
+	}
+	return p.Backoff.Delay(n)
+}
+
+// spread is the jittered delay d.
+func (p *Policy) spread(d, prev time.Duration, r uint64) time.Duration {
+	if p.fullJitter() {
+		return jitter.Full{}.Apply(d, prev, r)
+	}
+	return p.Jitter.Apply(d, prev, r)
+}
+
+// doubling returns the schedule if it is an Exponential that doubles: the
+// default one when Backoff is nil.
+func (p *Policy) doubling() (backoff.Exponential, bool) {
+	if b, ok := p.Backoff.(backoff.Exponential); ok {
+		return b, b.Factor == 2 || b.Factor == 0
+	}
+	return DefaultBackoff(), p.Backoff == nil
+}
+
+// fullJitter reports whether the jitter is Full, the default when Jitter is
+// nil.
+func (p *Policy) fullJitter() bool {
+	_, full := p.Jitter.(jitter.Full)
+	return full || p.Jitter == nil
 }
 
 // serverDelay is the server's wait plus a small positive jitter, within
@@ -190,23 +216,9 @@ func (p *Policy) serverDelay(retryAfter time.Duration, r uint64) time.Duration {
 	return max(retryAfter, min(retryAfter+time.Duration(extra), p.maxDelay()))
 }
 
-// delayAny is the jittered delay of any schedule and jitter.
-func (p *Policy) delayAny(n int, prev time.Duration, r uint64) time.Duration {
-	var nominal time.Duration
-	if p.Backoff == nil {
-		nominal = DefaultBackoff().Delay(n) // called directly: boxing it into a Backoff would allocate
-	} else {
-		nominal = p.Backoff.Delay(n)
-	}
-	if p.Jitter == nil {
-		return jitter.Full{}.Apply(nominal, prev, r)
-	}
-	return p.Jitter.Apply(nominal, prev, r)
-}
-
 // Attempts returns the effective MaxAttempts: the default for 0.
 func (p *Policy) Attempts() int {
-	if p.MaxAttempts == 0 {
+	if p == nil || p.MaxAttempts == 0 {
 		return DefaultMaxAttempts
 	}
 	return p.MaxAttempts
@@ -220,24 +232,29 @@ func (p *Policy) maxDelay() time.Duration {
 }
 
 // Validate reports negative limits and invalid schedules or jitters (those
-// with a Validate method), naming the field and its value.
+// with a Validate method) with an error matching retry.ErrInvalid that names
+// the field and its value. A nil *Policy is invalid.
 func (p *Policy) Validate() error {
+	if p == nil {
+		return argerr.New("policy.Policy", nil, "must not be nil")
+	}
 	if p.MaxAttempts < 0 {
-		return fmt.Errorf("policy.Policy.MaxAttempts = %d: must be at least 1 (or 0 for the default %d)", p.MaxAttempts, DefaultMaxAttempts)
+		return argerr.Field("policy.Policy.MaxAttempts", p.MaxAttempts,
+			"must be at least 1 (or 0 for the default "+strconv.Itoa(DefaultMaxAttempts)+")")
 	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"MaxElapsed", p.MaxElapsed}, {"AttemptTimeout", p.AttemptTimeout}, {"MaxDelay", p.MaxDelay}} {
 		if f.d < 0 {
-			return fmt.Errorf("policy.Policy.%s = %v: must not be negative", f.name, f.d)
+			return argerr.Field("policy.Policy."+f.name, f.d, "must not be negative")
 		}
 	}
 	if err := validate(p.Backoff); err != nil {
-		return fmt.Errorf("policy.Policy.Backoff: %w", err)
+		return argerr.Nested("policy.Policy.Backoff", p.Backoff, err)
 	}
 	if err := validate(p.Jitter); err != nil {
-		return fmt.Errorf("policy.Policy.Jitter: %w", err)
+		return argerr.Nested("policy.Policy.Jitter", p.Jitter, err)
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
 package policy_test
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
@@ -118,17 +120,21 @@ func TestDecorrelatedJitterGetsThePreviousDelay(t *testing.T) {
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		p       policy.Policy
+		p       *policy.Policy
 		wantErr string
 	}{
-		{"negative attempts", policy.Policy{MaxAttempts: -1}, "policy.Policy.MaxAttempts = -1: must be at least 1"},
-		{"negative elapsed", policy.Policy{MaxElapsed: -sec}, "policy.Policy.MaxElapsed = -1s: must not be negative"},
-		{"negative attempt timeout", policy.Policy{AttemptTimeout: -1}, "policy.Policy.AttemptTimeout = -1ns"},
-		{"negative max delay", policy.Policy{MaxDelay: -ms}, "policy.Policy.MaxDelay = -1ms"},
-		{"a bad schedule", policy.Policy{Backoff: backoff.Exponential{Base: sec, Factor: 0.5}}, "policy.Policy.Backoff: backoff.Exponential.Factor = 0.5"},
-		{"a bad jitter", policy.Policy{Jitter: jitter.Proportional(2)}, "policy.Policy.Jitter: jitter.Proportional(2)"},
-		{"the zero policy", policy.Policy{}, ""},
-		{"a custom schedule without Validate", policy.Policy{Backoff: backoff.Func(func(int) time.Duration { return 0 })}, ""},
+		{"negative attempts", &policy.Policy{MaxAttempts: -1}, "policy.Policy.MaxAttempts = -1: must be at least 1 (or 0 for the default 3)"},
+		{"negative elapsed", &policy.Policy{MaxElapsed: -sec}, "policy.Policy.MaxElapsed = -1s: must not be negative"},
+		{"negative attempt timeout", &policy.Policy{AttemptTimeout: -1}, "policy.Policy.AttemptTimeout = -1ns: must not be negative"},
+		{"negative max delay", &policy.Policy{MaxDelay: -ms}, "policy.Policy.MaxDelay = -1ms: must not be negative"},
+		{"a bad schedule", &policy.Policy{Backoff: backoff.Exponential{Base: sec, Factor: 0.5}},
+			"policy.Policy.Backoff: backoff.Exponential.Factor = 0.5: must be at least 1 (or 0 for the default 2)"},
+		{"a bad jitter", &policy.Policy{Jitter: jitter.Proportional(2)}, "policy.Policy.Jitter: jitter.Proportional(2): must be in [0, 1]"},
+		{"a nil schedule func", &policy.Policy{Backoff: backoff.Func(nil)}, "policy.Policy.Backoff: backoff.Func(<nil>): must not be nil"},
+		{"a custom schedule whose Validate returns a plain error", &policy.Policy{Backoff: badSchedule{}}, "policy.Policy.Backoff: too eager"},
+		{"a nil policy", nil, "policy.Policy(<nil>): must not be nil"},
+		{"the zero policy", &policy.Policy{}, ""},
+		{"a custom schedule without Validate", &policy.Policy{Backoff: backoff.Func(func(int) time.Duration { return 0 })}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,11 +143,16 @@ func TestValidate(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, argerr.ErrInvalid, "an invalid argument, as retry.ErrInvalid")
 		})
 	}
 }
+
+type badSchedule struct{}
+
+func (badSchedule) Delay(int) time.Duration { return 0 }
+func (badSchedule) Validate() error         { return errors.New("too eager") }
 
 func TestPresets(t *testing.T) {
 	tests := []struct {
@@ -188,4 +199,42 @@ func BenchmarkNext(b *testing.B) {
 	for i := range b.N {
 		sinkD, _ = p.Next(policy.State{Attempt: i&7 + 1, ClassFailures: 1}, retry, uint64(i)*0x9e3779b97f4a7c15)
 	}
+}
+
+// The default schedule and jitter take a path of their own in Delay: it must
+// give what the same schedule and jitter give through their interfaces.
+func TestTheInlinedPathAgreesWithTheInterfaces(t *testing.T) {
+	schedules := []backoff.Exponential{
+		policy.DefaultBackoff(),
+		{Base: 100 * ms, MaxDelay: 30 * sec},
+		{Base: 7, Factor: 2},
+		{Base: sec, Factor: 2, MaxDelay: sec},
+		{},
+	}
+	src := jitter.NewSeeded(9)
+	for _, e := range schedules {
+		for _, nilFields := range []bool{false, true} {
+			inlined := policy.Policy{Backoff: e, Jitter: jitter.Full{}, MaxDelay: time.Hour}
+			if nilFields && e == policy.DefaultBackoff() {
+				inlined.Backoff, inlined.Jitter = nil, nil
+			}
+			general := policy.Policy{Backoff: backoff.Func(e.Delay), Jitter: jitter.Func(jitter.Full{}.Apply), MaxDelay: time.Hour}
+			for _, n := range []int{math.MinInt, 0, 1, 2, 5, 40, 62, 63, 64, math.MaxInt} {
+				r := src.Uint64()
+				require.Equal(t, general.Delay(n, 0, 0, r), inlined.Delay(n, 0, 0, r), "%+v, attempt %d", e, n)
+			}
+		}
+	}
+}
+
+func TestANilPolicyIsTheZeroPolicy(t *testing.T) {
+	var p *policy.Policy
+	zero := &policy.Policy{}
+	assert.Equal(t, zero.Attempts(), p.Attempts())
+	assert.Equal(t, zero.Delay(2, 0, 0, mid), p.Delay(2, 0, 0, mid))
+	d, stop := p.Next(first, retry, mid)
+	wantD, wantStop := zero.Next(first, retry, mid)
+	assert.Equal(t, wantD, d)
+	assert.Equal(t, wantStop, stop)
+	assert.ErrorIs(t, p.Validate(), argerr.ErrInvalid, "but it is not a valid policy")
 }

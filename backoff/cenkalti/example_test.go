@@ -2,6 +2,7 @@ package cenkalti_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,4 +37,28 @@ func ExampleBackOff() {
 	b := cenkalti.BackOff(backoff.Exponential{Base: 100 * time.Millisecond, MaxDelay: time.Second}, nil)
 	fmt.Println(b.NextBackOff(), b.NextBackOff(), b.NextBackOff())
 	// Output: 100ms 200ms 400ms
+}
+
+func ExampleClassify() {
+	// An operation written for v4 marks what must not be retried.
+	calls := 0
+	charge := func(context.Context) error {
+		calls++
+		return cbackoff.Permanent(errors.New("card declined"))
+	}
+	err := retry.Do(context.Background(), charge, retry.WithClassifier(cenkalti.Classify))
+	fmt.Println(calls, errors.Is(err, retry.ErrPermanent))
+	fmt.Println(cenkalti.Classify(err))
+	// Output:
+	// 1 true
+	// stop (marked permanent by cenkalti/backoff)
+}
+
+func ExampleFrom_refused() {
+	// A struct literal without a Multiplier: v4 waits 1ms once, then 0 before
+	// every later attempt. From refuses it rather than guess.
+	_, _, err := cenkalti.From(&cbackoff.ExponentialBackOff{InitialInterval: time.Millisecond, MaxInterval: time.Second})
+	fmt.Println(err)
+	// Output:
+	// cenkalti.From(ExponentialBackOff{Multiplier: 0}): v4 would wait InitialInterval once, then 0 before every later attempt: set it (v4's default is 1.5)
 }
