@@ -2,13 +2,12 @@ package retry
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -45,7 +44,7 @@ var (
 	// carried none; the operation was not called.
 	ErrKeyRequired = errors.New("idempotency key required (pass one with retry.WithIdempotencyKey)")
 	// ErrInvalid is matched by every *InvalidError: a bad option or argument.
-	ErrInvalid = errors.New("invalid option or argument")
+	ErrInvalid = argerr.ErrInvalid
 )
 
 var stopErrors = [...]error{
@@ -163,27 +162,18 @@ func roundDuration(d time.Duration) time.Duration {
 	return d
 }
 
-// InvalidError reports a bad option or argument, naming it and its value.
-// It matches ErrInvalid.
-type InvalidError struct {
-	Name  string // the option or argument, e.g. "WithMaxAttempts"
-	Value any    // the value given
-	Err   error  // what is wrong with it
-}
-
-// Error returns "retry: WithMaxAttempts(0): must be at least 1". A name
-// qualified by its package ("dlq.NewMemory") stands for itself, without the
-// "retry: " prefix.
-func (e *InvalidError) Error() string {
-	if strings.Contains(e.Name, ".") {
-		return fmt.Sprintf("%s(%v): %v", e.Name, e.Value, e.Err)
-	}
-	return fmt.Sprintf("retry: %s(%v): %v", e.Name, e.Value, e.Err)
-}
-
-// Unwrap returns ErrInvalid and the underlying error.
-func (e *InvalidError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+// InvalidError reports a bad option, argument or configuration field — from
+// this package or any other of the module, the leaf packages (backoff,
+// jitter, classify, policy, budget) included — naming it and its value. Its
+// fields are Name (the option, argument or field, e.g. "WithMaxAttempts" or
+// "backoff.Exponential.Factor"), Value (the value given) and Err (what is
+// wrong with it). It matches ErrInvalid. Its message reads
+// "retry: WithMaxAttempts(0): must be at least 1" for an option of this
+// package, "dlq.Replay(<nil>): the queue must not be nil" for a name
+// qualified by its package, and "backoff.Exponential.Factor = 0.5: must be
+// at least 1" for a field.
+type InvalidError = argerr.Error
 
 func invalid(name string, value any, reason string) *InvalidError {
-	return &InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+	return argerr.New(name, value, reason)
 }

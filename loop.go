@@ -46,8 +46,8 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 		r.hook(ctx, Event{Kind: AttemptDone, Attempt: 1, Err: err, Elapsed: monoNow() - start})
 	}
 	if err == nil {
-		if r.p.Budget != nil {
-			r.p.Budget.Record(budget.Attempt{Outcome: budget.Succeeded})
+		if r.budget != nil {
+			r.budget.Record(budget.Attempt{Outcome: budget.Succeeded})
 		}
 		if st != nil {
 			*st = Stats{Attempts: 1, Elapsed: monoNow() - start}
@@ -216,7 +216,7 @@ func (c *call) decide(d classify.Decision, now time.Time) (time.Duration, policy
 		s.HasDeadline, s.Remaining = true, deadline.Sub(now)
 	}
 	delay, stop := c.r.p.Next(s, d, c.rng.Uint64())
-	if stop == policy.Continue && c.r.p.Budget != nil && !c.r.p.Budget.Allow() {
+	if stop == policy.Continue && c.r.budget != nil && !c.r.budget.Allow() {
 		stop = policy.StopBudget
 	}
 	return delay, stop
@@ -261,7 +261,7 @@ func outcome(d classify.Decision) budget.Outcome {
 
 // record reports the attempt just made to the retry budget, if any.
 func (c *call) record(o budget.Outcome) {
-	if b := c.r.p.Budget; b != nil {
+	if b := c.r.budget; b != nil {
 		b.Record(budget.Attempt{Retry: c.stats.Attempts > 1, Outcome: o})
 	}
 }

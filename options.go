@@ -23,6 +23,7 @@ type config struct {
 	classifiers []classify.Func
 	hooks       []func(context.Context, Event)
 	src         jitter.Source
+	budget      budget.Budget
 	outermost   bool
 }
 
@@ -164,7 +165,7 @@ func WithBudget(b budget.Budget) Option {
 		if err := check("WithBudget", b); err != nil {
 			return err
 		}
-		c.p.Budget = b
+		c.budget = b
 		return nil
 	}
 }

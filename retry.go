@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 
+	"github.com/retrykit/retry/backoff/cenkalti"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
@@ -19,6 +21,7 @@ type Retrier struct {
 	classify  classify.Func
 	hook      func(context.Context, Event)
 	src       jitter.Source
+	budget    budget.Budget // shared with other calls and Retriers; nil: none
 	err       *InvalidError // New refused the options: every call returns it
 	outermost bool          // this loop retries for loops nested in its operation
 	plain     bool          // classify is the built-in chain alone
@@ -43,7 +46,7 @@ func New(opts ...Option) (*Retrier, error) {
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, src: c.src, outermost: c.outermost, built: true}
+	r := &Retrier{p: c.p, budget: c.budget, src: c.src, outermost: c.outermost, built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
@@ -52,12 +55,19 @@ func build(c config) *Retrier {
 		r.classify = classify.Chain(append(c.classifiers, defaultChain)...)
 	}
 	r.hook = joinHooks(c.hooks)
-	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.p.Budget == nil && !r.outermost
+	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && !r.outermost
 	return r
 }
 
-// defaultChain is what every Retrier applies after the caller's classifiers.
-var defaultChain classify.Func = classify.Default
+// defaultChain is what every Retrier applies after the caller's classifiers:
+// cenkalti/backoff v4's Permanent marker (so that code migrating from it
+// keeps its permanent errors permanent), then the built-in table.
+var defaultChain classify.Func = func(err error) classify.Decision {
+	if d := cenkalti.Classify(err); d.Verdict != classify.NoOpinion {
+		return d
+	}
+	return classify.Default(err)
+}
 
 func joinHooks(hooks []func(context.Context, Event)) func(context.Context, Event) {
 	switch len(hooks) {

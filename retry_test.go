@@ -11,6 +11,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	cbackoff "github.com/cenkalti/backoff/v4"
+	"github.com/retrykit/retry/backoff/cenkalti"
+
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
@@ -737,4 +740,20 @@ func TestASharedRetrierIsSafeForConcurrentUse(t *testing.T) {
 		}
 		assert.Len(t, ev.list, 50*5, "3 attempts and 2 scheduled retries per call")
 	})
+}
+
+func TestCenkaltiPermanentStopsTheLoop(t *testing.T) {
+	// Code migrating from cenkalti/backoff v4 keeps its permanent errors
+	// permanent: retried until attempts ran out before, forever with no limit.
+	calls := 0
+	err := retry.Do(t.Context(), func(context.Context) error {
+		calls++
+		return cbackoff.Permanent(fmt.Errorf("validate: %w", errUnknown))
+	}, retry.WithMaxAttempts(10))
+	assert.Equal(t, 1, calls)
+	assert.ErrorIs(t, err, retry.ErrPermanent)
+	assert.ErrorIs(t, err, errUnknown)
+	var rerr *retry.Error
+	require.ErrorAs(t, err, &rerr)
+	assert.Equal(t, cenkalti.ReasonPermanent, rerr.Decision.Reason)
 }

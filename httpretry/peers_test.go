@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -218,9 +217,8 @@ func TestWhatCanNeverSucceedIsNotRetried(t *testing.T) {
 			_, err := transport(t, httpretry.WithBase(counted), httpretry.WithRetrier(quick(t))).RoundTrip(tt.req())
 			require.Error(t, err)
 			var rerr *retry.Error
-			if errors.As(err, &rerr) && classify.Default(rerr.Last).Verdict != classify.Stop {
-				t.Skipf("package classify does not yet recognise %q as permanent (issue 12: errors that can never succeed)", rerr.Last)
-			}
+			require.ErrorAs(t, err, &rerr)
+			assert.Equal(t, classify.Stop, classify.Default(rerr.Last).Verdict, "%v", rerr.Last)
 			assert.Equal(t, int32(1), n.Load())
 		})
 	}

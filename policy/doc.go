@@ -3,11 +3,10 @@
 // retry and how long to wait first.
 //
 // A Policy holds numbers, flags, a schedule (package backoff) and a jitter
-// (package jitter), all of them values. The one exception is Budget, a
-// reference to a retry budget that every call using it shares: budgets keep
-// state, so they live in package budget, and copying a Policy shares its
-// budget. Next never consults the budget — the retry loop asks it after Next
-// says Continue — so Next's answer depends on its arguments alone.
+// (package jitter), all of them values: copying a Policy copies all of it.
+// What keeps state lives elsewhere: a retry budget shared by many calls is in
+// package budget, and the retry loop (retry.WithBudget) asks it after Next
+// says Continue, so Next's answer depends on its arguments alone.
 //
 // Next takes everything it needs as arguments — the attempt's state, the
 // classifier's decision and a random number — so the whole decision table is
@@ -28,7 +27,6 @@
 //	| Strict         | false: an unrecognised error is retried ("unclassified")             |
 //	| Idempotent     | false: a timed-out attempt is not retried without a key              |
 //	| RequireKey     | false: calls need no idempotency key                                 |
-//	| Budget         | nil: no retry budget                                                 |
 //
 // Presets for the operations the source documents name:
 //

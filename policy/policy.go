@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
-	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/internal/sched"
@@ -61,11 +60,6 @@ type Policy struct {
 	Idempotent bool
 	// RequireKey refuses calls that do not carry an idempotency key.
 	RequireKey bool
-	// Budget, shared by every call that uses it, can refuse a retry the rest
-	// of the policy allows; budgets keep their own state (package budget).
-	// nil means no budget. Next does not consult it: the retry loop does,
-	// after Next says Continue.
-	Budget budget.Budget
 }
 
 // Stop is the outcome of Next: Continue, or why the call must stop.
