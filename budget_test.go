@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -189,4 +190,17 @@ func TestUpstreamErrorRule(t *testing.T) {
 		assert.ErrorIs(t, err, retry.ErrPermanent)
 		assert.ErrorIs(t, err, classify.ErrSpendCap)
 	})
+}
+
+func TestAPolicyAfterABudgetKeepsTheBudget(t *testing.T) {
+	// The budget is not part of the policy: a preset given after it does not
+	// silently drop it.
+	bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 10, Threshold: 5})
+	require.NoError(t, err)
+	r, err := retry.New(retry.WithBudget(bucket), retry.WithPolicy(policy.DBWrite()), retry.WithBackoff(backoff.Constant(0)))
+	require.NoError(t, err)
+	s := always(errReset)
+	err = r.Do(t.Context(), s.op)
+	assert.ErrorIs(t, err, retry.ErrBudget, "the first failure emptied the bucket")
+	assert.Equal(t, 1, s.calls)
 }
