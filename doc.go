@@ -26,7 +26,8 @@
 //
 //  1. The error is classified: an error that an inner retry loop already
 //     gave up on is never retried (retry in one layer); then the caller's
-//     classifiers (WithClassifier), then classify.Default, then the fallback
+//     classifiers (WithClassifier), then cenkalti/backoff v4's Permanent marker
+//     and classify.Default, then the fallback
 //     for unrecognised errors (retried as "unclassified", or stopped with
 //     Strict).
 //  2. If the caller's context is done, the call stops with its cause. The
@@ -71,7 +72,7 @@
 //	| attempt limit  | none                                           | WithAttemptTimeout   |
 //	| unrecognised   | retried, reported as "unclassified"            | Strict               |
 //	| timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
-//	| randomness     | math/rand/v2, no lock                          | WithJitterSource             |
+//	| randomness     | math/rand/v2, no lock                          | WithJitterSource     |
 //	| logging        | none                                           | WithLogger           |
 //	| retry budget   | none                                           | WithBudget           |
 //	| retrying layer | the innermost loop                             | Outermost            |
