@@ -193,12 +193,15 @@ func (m *Monitor) CheckAt(ctx context.Context, now time.Time) error {
 	if now.IsZero() {
 		return invalid("dlq.Monitor.CheckAt", now, "the time must be set")
 	}
+	// Count under the lock: a count taken before a later one must not be
+	// observed after it, or concurrent letters make an alert fire, resolve
+	// and fire again.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	n, err := m.q.Count(ctx, Filter{})
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.o.OnDepth != nil {
 		m.o.OnDepth(ctx, n)
 	}

@@ -167,3 +167,49 @@ func TestNewMonitorValidates(t *testing.T) {
 		t.Fatalf("Watch(0) = %v; want retry.ErrInvalid", err)
 	}
 }
+
+// staleCount is a queue whose first Count reads the number of letters, then
+// takes a second to answer: a slow count, overtaken by a later one.
+type staleCount struct {
+	*dlq.Memory
+	calls atomic.Int32
+}
+
+func (q *staleCount) Count(ctx context.Context, f dlq.Filter) (int, error) {
+	n, err := q.Memory.Count(ctx, f)
+	if q.calls.Add(1) == 1 {
+		time.Sleep(time.Second)
+	}
+	return n, err
+}
+
+func TestConcurrentLettersDoNotMakeTheAlertFlap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &staleCount{Memory: new(dlq.Memory)}
+		var alerts []string
+		m, err := dlq.NewMonitor(q, dlq.MonitorOptions{
+			Thresholds: dlq.Thresholds{Size: 3, Growth: dlq.Off},
+			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Firing, a.Count)) },
+			Logger:     slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i := range 2 {
+			if _, err := q.Memory.Put(ctx, sample(fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		go func() { _, _ = m.Put(ctx, sample("3rd")) }() // counts 3, slowly
+		synctest.Wait()
+		_, err = m.Put(ctx, sample("4th")) // counts 4 while the 3rd's count is on its way
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // the slow count answers
+		if len(alerts) != 1 || alerts[0] != "true 4" {
+			t.Fatalf("alerts = %v; want one, firing at 4 letters — a stale count must not resolve it", alerts)
+		}
+	})
+}
