@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,8 +64,10 @@ type Monitor struct {
 	q Queue
 	o MonitorOptions
 
-	mu sync.Mutex
-	a  *Alerter
+	counts  atomic.Uint64 // counts started, numbering them
+	mu      sync.Mutex
+	a       *Alerter
+	applied uint64 // the number of the latest count observed
 }
 
 // NewMonitor returns a Monitor of q, or a *retry.InvalidError naming a bad
@@ -193,15 +196,21 @@ func (m *Monitor) CheckAt(ctx context.Context, now time.Time) error {
 	if now.IsZero() {
 		return invalid("dlq.Monitor.CheckAt", now, "the time must be set")
 	}
-	// Count under the lock: a count taken before a later one must not be
-	// observed after it, or concurrent letters make an alert fire, resolve
-	// and fire again.
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	// Counts are numbered as they start, and one that answers after a later
+	// one was observed is dropped: observed late, a stale count would make an
+	// alert fire, resolve and fire again as concurrent letters arrive. The
+	// count itself runs outside the lock, so a slow queue stalls no one.
+	seq := m.counts.Add(1)
 	n, err := m.q.Count(ctx, Filter{})
 	if err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if seq < m.applied {
+		return nil
+	}
+	m.applied = seq
 	if m.o.OnDepth != nil {
 		m.o.OnDepth(ctx, n)
 	}
