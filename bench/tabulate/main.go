@@ -185,6 +185,35 @@ func peerTarget(bench string, maxAllocs, ratio float64) target {
 	}
 }
 
+// timedPeers are the peers that, like the library, read the clock when a call
+// starts (to bound its elapsed time), so that a failure can say how long the
+// call took: cenkalti/backoff's ExponentialBackOff, and failsafe-go's
+// execution. avast/retry-go and go-retry record no time.
+var timedPeers = []string{"cenkalti4", "cenkalti7", "failsafe"}
+
+// timedPeerTarget is peerTarget against the fastest of timedPeers: a like for
+// like comparison, reported beside the issue's target, not instead of it.
+func timedPeerTarget(bench string, maxAllocs, ratio float64) target {
+	return target{
+		name: fmt.Sprintf("%s/retry: ≤ %.0f allocs, ≤ %.2g × the fastest peer that times its calls (%s)", bench, maxAllocs, ratio, strings.Join(timedPeers, ", ")),
+		check: func(results []*result) (string, bool, bool) {
+			ours := find(results, bench, "retry")
+			var best *result
+			for _, impl := range timedPeers {
+				if r := find(results, bench, impl); r != nil && (best == nil || r.ns < best.ns) {
+					best = r
+				}
+			}
+			if ours == nil || best == nil {
+				return "", false, false
+			}
+			got := ours.ns / best.ns
+			return fmt.Sprintf("%.0f allocs, %.2f × %s (%s ns vs %s ns)", ours.allocs, got, best.impl, ns(ours.ns), ns(best.ns)),
+				ours.allocs <= maxAllocs && got <= ratio, true
+		},
+	}
+}
+
 // overheadTarget is "<bench>/retry at most extraAllocs allocs more than
 // plain, and an overhead (time above plain) at most ratio × every peer's".
 func overheadTarget(bench string, extraAllocs, ratio float64) target {
@@ -212,6 +241,7 @@ func overheadTarget(bench string, extraAllocs, ratio float64) target {
 var targets = []target{
 	peerTarget("Delay", 0, 0.5),
 	peerTarget("DoSuccess", 0, 0.7),
+	timedPeerTarget("DoSuccess", 0, 0.7),
 	peerTarget("DoTwoRetries", 1, 0.5),
 	{
 		name: "DoParallel/retry: no slower per op than serial DoSuccess/retry",
