@@ -100,17 +100,13 @@ func serve(h http.Handler, ln net.Listener) (stop func() error) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	var once sync.Once
-	var err error
-	return func() error {
-		once.Do(func() {
-			err = srv.Shutdown(context.Background())
-			if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-				err = errors.Join(err, serr)
-			}
-		})
+	return sync.OnceValue(func() error {
+		err := srv.Shutdown(context.Background())
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
 		return err
-	}
+	})
 }
 
 // scenario is one call: what is asked, and the call.
