@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.0.0
+	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.59.0
 )
 

@@ -16,10 +16,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retrykit/retry"
@@ -36,10 +37,20 @@ func main() {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	if err := run(context.Background(), os.Stdout, newLogger(os.Stderr, level)); err != nil {
+	if err := runOnLoopback(context.Background(), os.Stdout, newLogger(os.Stderr, level)); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway-client:", err)
 		os.Exit(1)
 	}
+}
+
+// runOnLoopback runs the tour against a gateway on a free loopback port.
+func runOnLoopback(ctx context.Context, w io.Writer, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone() // its own pool, closed on return
+	return run(ctx, w, logger, ln, base)
 }
 
 // newLogger logs without timestamps, for output that reads the same every run.
@@ -53,17 +64,19 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 		}}))
 }
 
-func run(ctx context.Context, w io.Writer, logger *slog.Logger) error {
+// run serves the fake gateway on ln, makes the tour's calls through base,
+// and prints one line per call, then the gateway's side.
+func run(ctx context.Context, w io.Writer, logger *slog.Logger, ln net.Listener, base *http.Transport) error {
 	gw := newGateway()
-	srv := httptest.NewServer(gw)
-	defer srv.Close()
-	base := http.DefaultTransport.(*http.Transport).Clone() // its own pool, closed on return
+	stop := serve(gw, ln)
+	defer stop()
 	defer base.CloseIdleConnections()
-	client, err := NewClient(ClientOptions{URL: srv.URL, Base: base, Logger: logger})
+	url := "http://" + ln.Addr().String()
+	client, err := NewClient(ClientOptions{URL: url, Base: base, Logger: logger})
 	if err != nil {
 		return err
 	}
-	optIn, err := NewClient(ClientOptions{URL: srv.URL, Base: base, Logger: logger, RetryUpstreamErrors: true})
+	optIn, err := NewClient(ClientOptions{URL: url, Base: base, Logger: logger, RetryUpstreamErrors: true})
 	if err != nil {
 		return err
 	}
@@ -72,9 +85,28 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger) error {
 		fmt.Fprintf(w, "%-40s attempts=%d waited=%-5v  %s: %s\n",
 			s.asked, c.Meta.Attempts, c.Meta.Waited.Round(10*time.Millisecond), outcome(c, err), why(c, err))
 	}
-	srv.Close() // waits for the generations still running
+	base.CloseIdleConnections()    // so that the server's shutdown finds no connection open
+	if err := stop(); err != nil { // waits for the generations still running
+		return err
+	}
 	summary(w, gw.stats())
 	return ctx.Err()
+}
+
+// serve serves h on ln. stop closes ln and waits for the requests still
+// running — generations whose client has given up included — to finish; it
+// may be called more than once.
+func serve(h http.Handler, ln net.Listener) (stop func() error) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return sync.OnceValue(func() error {
+		err := srv.Shutdown(context.Background())
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		return err
+	})
 }
 
 // scenario is one call: what is asked, and the call.

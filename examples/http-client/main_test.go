@@ -4,7 +4,13 @@ import (
 	"bytes"
 	"regexp"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package if a goroutine outlives its tests: a server, a
+// client's connections, a worker.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestHTTPClient(t *testing.T) {
 	var out bytes.Buffer
@@ -12,7 +18,7 @@ func TestHTTPClient(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	for _, re := range []string{
-		`(?m)^GET /users/7 +200 "ok GET /users/7" after 3 attempt\(s\), waited \d+ms$`,
+		`(?m)^GET /users/7 +200 "ok GET /users/7" after 3 attempt\(s\), waited (\d+ms|0s)$`,
 		`(?m)^POST /orders +503 "overloaded\\n" after 1 attempt\(s\), waited 0s$`,
 		`(?m)^ +why: httpretry: POST http://127\.0\.0\.1:\d+/orders sent once, not retried: without an Idempotency-Key a POST is not safe to repeat`,
 		`(?m)^POST /orders/keyed \(Idempotency-Key\) +200 "ok POST /orders/keyed" after 3 attempt\(s\)`,

@@ -1,16 +1,10 @@
 // Command idempotent-server is an HTTP server whose POST /orders is guarded
 // by the idempotency middleware on the in-memory store: a request with a key
 // it has seen replays the stored response instead of placing the order again.
+// It serves until interrupted; README.md walks through it with curl.
 //
 //	go run ./examples/idempotent-server -addr 127.0.0.1:8080
-//
-//	curl -i -X POST -H 'Idempotency-Key: order-1' -d '{"item":"book"}' localhost:8080/orders
-//	curl -i -X POST -H 'Idempotency-Key: order-1' -d '{"item":"book"}' localhost:8080/orders  # a replay
-//	curl -i -X POST -H 'Idempotency-Key: order-1' -d '{"item":"pen"}'  localhost:8080/orders  # 422
-//	curl -i -X POST -d '{"item":"book"}' localhost:8080/orders                                 # 400
-//	curl -i -X POST -H 'Idempotency-Key: order-2' 'localhost:8080/orders?delay=5s' &           # in flight…
-//	curl -i -X POST -H 'Idempotency-Key: order-2' 'localhost:8080/orders?delay=5s'             # …409
-//	curl localhost:8080/stats                                                                  # {"executions":2}
+//	curl -si -X POST -H 'Idempotency-Key: order-1' -d '{"item":"book"}' localhost:8080/orders
 //
 // Placing an order increments a counter (the side effect); ?delay=200ms holds
 // the request in flight that long after it. GET /stats reports the counter.

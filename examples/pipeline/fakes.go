@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/retrykit/retry/idempotency"
 )
 
 // chaos decides every injected failure from (seed, job, what, n) alone — never
@@ -165,15 +168,38 @@ type completion struct {
 	FinishReason string `json:"finish_reason"`
 }
 
-// gateway is the fake LLM gateway.
+// gateway is the fake LLM gateway. Like a real one, it bills each
+// generation, and keeps the generation made for an Idempotency-Key: a repeat
+// of the request with the key gets it back, marked Idempotent-Replay, and is
+// not billed again. A failure generated nothing, and keeps nothing.
 type gateway struct {
 	chaos chaos
 	calls *calls
+
+	mu          sync.Mutex
+	generations map[int]int          // billed generations per job
+	keys        map[string]generated // idempotency key → its generation
+	replays     int                  // keyed repeats answered from keys: not billed
+}
+
+// generated is what the gateway keeps for a key: the request it answered
+// (to refuse the key with another) and its answer.
+type generated struct {
+	request    idempotency.Fingerprint
+	completion completion
+}
+
+func newGateway(c chaos) *gateway {
+	return &gateway{chaos: c, calls: newCalls(), generations: map[int]int{}, keys: map[string]generated{}}
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	var req llmRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -183,20 +209,61 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, f)
 		return
 	}
-	c := completion{Content: "Summary of " + req.Prompt + ": all good.", FinishReason: "stop"}
+	key := r.Header.Get(idempotency.HeaderKey)
+	status, replay, c := g.answer(req, key, idempotency.NewFingerprint(body))
+	g.calls.answered(status)
+	switch {
+	case status == http.StatusBadRequest:
+		http.Error(w, "prompt exceeds the context window", status)
+	case status == http.StatusUnprocessableEntity:
+		http.Error(w, "the Idempotency-Key was used with another request", status)
+	default:
+		if replay {
+			w.Header().Set(idempotency.HeaderReplay, "true")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(c)
+	}
+}
+
+// answer replays the key's generation, or runs the model (billed) and keeps
+// its answer under the key.
+func (g *gateway) answer(req llmRequest, key string, fp idempotency.Fingerprint) (status int, replay bool, c completion) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if kept, ok := g.keys[key]; ok && key != "" {
+		if kept.request != fp {
+			return http.StatusUnprocessableEntity, false, c
+		}
+		g.replays++
+		return http.StatusOK, true, kept.completion
+	}
+	c = completion{Content: "Summary of " + req.Prompt + ": all good.", FinishReason: "stop"}
 	switch g.chaos.prompt(req.Job) {
 	case "invalid":
-		g.calls.answered(http.StatusBadRequest)
-		http.Error(w, "prompt exceeds the context window", http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, false, completion{} // refused before the model ran
 	case "content_filter":
 		c = completion{FinishReason: "content_filter"}
 	case "empty":
 		c.Content = ""
 	}
-	g.calls.answered(http.StatusOK)
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(c)
+	g.generations[req.Job]++
+	if key != "" {
+		g.keys[key] = generated{request: fp, completion: c}
+	}
+	return http.StatusOK, false, c
+}
+
+// billed returns the generations billed, in all and beyond the first of a
+// job, and the replays, which were not.
+func (g *gateway) billed() (generations, duplicates, replays int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, n := range g.generations {
+		generations += n
+		duplicates += n - 1
+	}
+	return generations, duplicates, g.replays
 }
 
 // email is the mail server's wire format. ID is the Message-ID the sender

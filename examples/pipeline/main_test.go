@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +19,14 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/dlq/sqlite"
+	"github.com/retrykit/retry/idempotency"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package if a goroutine outlives its tests: a server, a
+// client's connections, a worker.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // result is one run of the program, as a user sees it and as it left the
 // database.
@@ -66,7 +74,7 @@ func lastLine(t *testing.T, output string) totals {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
 	last := lines[len(lines)-1]
-	shape := `^\{"jobs":\d+,"done":\d+,"partial":\d+,"dead_lettered":\d+,"llm_calls":\d+,"emails_sent":\d+,"duplicate_emails":\d+\}$`
+	shape := `^\{"jobs":\d+,"done":\d+,"partial":\d+,"dead_lettered":\d+,"llm_calls":\d+,"llm_generations":\d+,"emails_sent":\d+,"duplicate_emails":\d+\}$`
 	if !regexp.MustCompile(shape).MatchString(last) {
 		t.Fatalf("last line %q does not match %s", last, shape)
 	}
@@ -88,6 +96,11 @@ func checkInvariants(t *testing.T, r result) {
 	}
 	if j.DuplicateEmails != 0 || j.EmailsSent != j.Done {
 		t.Errorf("emails_sent %d for %d done jobs, duplicate_emails %d; want one email per done job", j.EmailsSent, j.Done, j.DuplicateEmails)
+	}
+	// A job's generation is billed once, whatever its retries and
+	// redeliveries: the key derived from the job replays it.
+	if r.out.duplicateGenerations != 0 || j.LLMGenerations > j.Jobs {
+		t.Errorf("llm_generations %d for %d jobs, %d billed twice; want at most one per job", j.LLMGenerations, j.Jobs, r.out.duplicateGenerations)
 	}
 	for query, want := range map[string]int{
 		`SELECT count(*) FROM jobs`:                                  j.Jobs,
@@ -171,9 +184,17 @@ func TestNothingFailing(t *testing.T) {
 		t.Errorf("done = %d, want every job", r.json.Done)
 	}
 	// One call per job, plus one per worker that died after the LLM call
-	// and before saving the answer: its redelivery asks again.
-	if lost := printed(t, r, `(\d+) after the LLM call`); r.json.LLMCalls != 200+lost {
-		t.Errorf("llm_calls = %d, want 200 + %d", r.json.LLMCalls, lost)
+	// and before saving the answer: its redelivery asks again, with the same
+	// key, and gets the generation back without paying for another.
+	lost := printed(t, r, `(\d+) after the LLM call`)
+	if lost == 0 || r.json.LLMCalls != 200+lost {
+		t.Errorf("llm_calls = %d, want 200 + %d (and some answers lost)", r.json.LLMCalls, lost)
+	}
+	if r.json.LLMGenerations != 200 {
+		t.Errorf("llm_generations = %d, want one per job: 200", r.json.LLMGenerations)
+	}
+	if replayed := printed(t, r, `; (\d+) calls replayed a generation kept under their key`); replayed != lost {
+		t.Errorf("%d calls replayed a kept generation, want one per lost answer: %d", replayed, lost)
 	}
 }
 
@@ -181,8 +202,8 @@ func TestEverythingFailing(t *testing.T) {
 	t.Parallel()
 	r := runPipeline(t, "-jobs", "200", "-fail-rate", "1")
 	checkInvariants(t, r)
-	if r.json.DeadLettered != 200 || r.json.LLMCalls != 3*200 || r.json.EmailsSent != 0 {
-		t.Errorf("got %+v; want every job dead-lettered after 3 LLM calls, no email", r.json)
+	if r.json.DeadLettered != 200 || r.json.LLMCalls != 3*200 || r.json.LLMGenerations != 0 || r.json.EmailsSent != 0 {
+		t.Errorf("got %+v; want every job dead-lettered after 3 LLM calls, nothing generated, no email", r.json)
 	}
 	q := `SELECT count(*) FROM dlq_letters WHERE attempts != 3 OR stop_reason != 'max-attempts'`
 	if n := count(t, r.db, q); n != 0 {
@@ -210,8 +231,7 @@ func TestDocumentedRun(t *testing.T) {
 }
 
 // checkREADME checks that the README shows the output of the run, but for
-// the time it took, the temporary file's name, and the counts in the queue's
-// alerts (concurrent letters may arrive between a Put and its count).
+// the time it took and the temporary file's name.
 func checkREADME(t *testing.T, output string) {
 	t.Helper()
 	readme, err := os.ReadFile("README.md")
@@ -220,8 +240,8 @@ func checkREADME(t *testing.T, output string) {
 	}
 	_, shown, ok := strings.Cut(string(readme), "## Output\n\n```\n")
 	shown, _, _ = strings.Cut(shown, "```")
-	mask := regexp.MustCompile(`(?m)^(took|  alert: dead letter queue \w+) .*$`)
-	want, got := mask.ReplaceAllString(shown, "$1 …"), mask.ReplaceAllString(output, "$1 …")
+	mask := regexp.MustCompile(`(?m)^took .*$`)
+	want, got := mask.ReplaceAllString(shown, "took …"), mask.ReplaceAllString(output, "took …")
 	if !ok || want != got {
 		t.Errorf("README.md shows another output than the run's:\n%s", got)
 	}
@@ -294,6 +314,50 @@ func TestWithoutTheClaimRedeliveriesSendTwice(t *testing.T) {
 	}
 	if !strings.Contains(r.output, "FAILED (as expected with -no-claim) no email delivered twice") {
 		t.Errorf("the output does not flag the duplicates:\n%s", r.output)
+	}
+}
+
+// TestTheGatewayBillsAKeyedGenerationOnce checks the fake gateway that the
+// llm_generations count comes from: a keyless repeat is a second, billed
+// generation; a keyed one is the first replayed; the key with another request
+// is refused.
+func TestTheGatewayBillsAKeyedGenerationOnce(t *testing.T) {
+	g := newGateway(chaos{seed: 7}) // fail rate 0: every prompt answered
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	call := func(key, prompt string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"job":1,"prompt":"`+prompt+`"}`))
+		if key != "" {
+			req.Header.Set(idempotency.HeaderKey, key)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get(idempotency.HeaderReplay)
+	}
+	for i, c := range []struct {
+		key, prompt string
+		status      int
+		replay      string
+		generations int
+	}{
+		{"", "ticket #1", 200, "", 1},
+		{"", "ticket #1", 200, "", 2}, // no key: billed again
+		{"k", "ticket #1", 200, "", 3},
+		{"k", "ticket #1", 200, "true", 3}, // the key's generation, replayed
+		{"k", "ticket #2", 422, "", 3},
+	} {
+		status, replay := call(c.key, c.prompt)
+		if generations, _, _ := g.billed(); status != c.status || replay != c.replay || generations != c.generations {
+			t.Errorf("call %d (key %q): %d, replay %q, %d generations billed; want %d, %q, %d",
+				i+1, c.key, status, replay, generations, c.status, c.replay, c.generations)
+		}
+	}
+	if _, duplicates, replays := g.billed(); duplicates != 2 || replays != 1 {
+		t.Errorf("%d duplicates and %d replays; want 2 and 1", duplicates, replays)
 	}
 }
 

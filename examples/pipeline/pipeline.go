@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/idempotency"
 )
 
 // crash is where a delivery's worker dies, leaving its message unacknowledged
@@ -67,6 +68,8 @@ type pipeline struct {
 	mailURL string
 	claim   bool // false with -no-claim
 	events  *events
+
+	recording sync.Mutex // see deadLetter
 }
 
 // pass delivers ds with the given number of workers and returns the
@@ -153,12 +156,25 @@ func (p *pipeline) process(ctx context.Context, d delivery, j job) error {
 
 // analyse calls the model and saves its answer in j. A job whose call or
 // write fails for good is dead-lettered, and j stays unsaved.
+//
+// The call carries an idempotency key derived from the job and its request:
+// every attempt, and every delivery of the job, sends the same key, so that a
+// redelivery whose worker died before saving the answer gets the stored
+// generation back instead of paying for a second one.
 func (p *pipeline) analyse(ctx context.Context, d delivery, j *job) error {
+	body, _ := json.Marshal(llmRequest{Job: j.id, Prompt: j.prompt})
+	key, err := idempotency.DeriveKey(strconv.Itoa(j.id), "llm", idempotency.NewFingerprint(body).String())
+	if err != nil {
+		return err
+	}
+	if ctx, err = retry.WithIdempotencyKey(ctx, key); err != nil {
+		return err
+	}
 	// An empty or filtered answer is the model's final word: accepted, never
 	// retried (a new generation would be billed and say the same).
 	final := func(c completion) classify.Decision { return classify.Completion(c.Content, c.FinishReason) }
 	c, stats, err := retry.Value(ctx, p.r.llm, classify.CheckResult(func(ctx context.Context) (completion, error) {
-		return p.complete(ctx, *j)
+		return p.complete(ctx, body)
 	}, final))
 	if err != nil {
 		return p.deadLetter(ctx, *j, stats.Attempts, err)
@@ -191,10 +207,11 @@ func (p *pipeline) save(ctx context.Context, d delivery, c completion, llmAttemp
 	})
 }
 
-// complete makes one call to the LLM gateway.
-func (p *pipeline) complete(ctx context.Context, j job) (completion, error) {
-	body, _ := json.Marshal(llmRequest{Job: j.id, Prompt: j.prompt})
-	resp, err := p.post(ctx, p.llmURL, body)
+// complete makes one call to the LLM gateway, with the call's idempotency
+// key.
+func (p *pipeline) complete(ctx context.Context, body []byte) (completion, error) {
+	key, _ := retry.IdempotencyKey(ctx)
+	resp, err := p.post(ctx, p.llmURL, key, body)
 	if err != nil {
 		return completion{}, err
 	}
@@ -204,15 +221,18 @@ func (p *pipeline) complete(ctx context.Context, j job) (completion, error) {
 	return c, err
 }
 
-// post sends one request and turns an error status into a
-// *classify.StatusError, which carries the status and Retry-After for the
-// retry loop.
-func (p *pipeline) post(ctx context.Context, url string, body []byte) (*http.Response, error) {
+// post sends one request, with an Idempotency-Key if key is not empty, and
+// turns an error status into a *classify.StatusError, which carries the
+// status and Retry-After for the retry loop.
+func (p *pipeline) post(ctx context.Context, url, key string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set(idempotency.HeaderKey, key)
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -232,8 +252,14 @@ func drain(resp *http.Response) {
 // deadLetter stores the job in the dead letter queue with every attempt's
 // error, then marks it dead-lettered. If the letter could not be stored the
 // error is returned and the message is not acknowledged.
+//
+// Letters are stored one at a time: dlq.Monitor counts the queue after
+// storing a letter but outside its lock, so two letters stored at once can
+// be counted out of order, and an alert fire, resolve and fire again.
 func (p *pipeline) deadLetter(ctx context.Context, j job, llmAttempts int, cause error) error {
+	p.recording.Lock()
 	err := dlq.Record(ctx, p.letters, dlq.Job{ID: strconv.Itoa(j.id), Source: "llm-jobs", Payload: []byte(j.prompt)}, cause)
+	p.recording.Unlock()
 	var dead *dlq.DeadLetteredError
 	if !errors.As(err, &dead) {
 		return err

@@ -14,22 +14,26 @@ import (
 )
 
 // totals is the last line of the output. The outcomes come from the jobs
-// table; llm_calls and emails_sent from what the fake servers received.
+// table; llm_calls, llm_generations and emails_sent from what the fake
+// servers received and did.
 type totals struct {
 	Jobs            int `json:"jobs"`
 	Done            int `json:"done"`
 	Partial         int `json:"partial"`
 	DeadLettered    int `json:"dead_lettered"`
 	LLMCalls        int `json:"llm_calls"`
+	LLMGenerations  int `json:"llm_generations"` // billed: a replay of a keyed generation is not
 	EmailsSent      int `json:"emails_sent"`
 	DuplicateEmails int `json:"duplicate_emails"` // emails delivered beyond the first of a job
 }
 
-// outcome is what run returns: the totals, and the emails the mail server
-// delivered per job.
+// outcome is what run returns: the totals, the emails the mail server
+// delivered per job, and the generations the gateway billed beyond the first
+// of a job.
 type outcome struct {
 	totals
-	emailsPerJob map[int]int
+	emailsPerJob         map[int]int
+	duplicateGenerations int
 }
 
 // report prints the summary and, last, the JSON line, and returns the
@@ -72,6 +76,7 @@ func (wd *world) totals(ctx context.Context, jobs int) (outcome, map[string]int,
 	out := outcome{totals: totals{Jobs: jobs, Done: statuses[statusDone], Partial: statuses[statusPartial],
 		DeadLettered: statuses[statusDead]}}
 	out.LLMCalls, _ = wd.gateway.calls.snapshot()
+	out.LLMGenerations, out.duplicateGenerations, _ = wd.gateway.billed()
 	out.emailsPerJob, _ = wd.mail.deliveries()
 	for _, n := range out.emailsPerJob {
 		out.EmailsSent += n
@@ -133,6 +138,9 @@ func (wd *world) outcomes(ctx context.Context, w io.Writer, out outcome) error {
 func (wd *world) servers(_ context.Context, w io.Writer, out outcome) error {
 	llm, codes := wd.gateway.calls.snapshot()
 	fmt.Fprintf(w, "llm gateway received %d calls: %s\n", llm, byCode(codes, map[int]string{429: " (with Retry-After)"}))
+	_, _, replays := wd.gateway.billed()
+	fmt.Fprintf(w, "  billed %d generations, %d duplicates; %d calls replayed a generation kept under their key (not billed)\n",
+		out.LLMGenerations, out.duplicateGenerations, replays)
 	sends, codes := wd.mail.calls.snapshot()
 	_, lookups := wd.mail.deliveries()
 	fmt.Fprintf(w, "mail server received %d sends: %s\n", sends, byCode(codes, nil))

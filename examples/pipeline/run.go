@@ -76,7 +76,7 @@ func run(ctx context.Context, w io.Writer, cfg config) (outcome, error) {
 // build starts the fakes and opens the database and the dead letter queue.
 func build(ctx context.Context, cfg config) (*world, error) {
 	c := chaos{seed: cfg.seed, failRate: cfg.failRate, redeliver: cfg.redeliver}
-	wd := &world{chaos: c, gateway: &gateway{chaos: c, calls: newCalls()}, mail: newMailServer(c), events: &events{}}
+	wd := &world{chaos: c, gateway: newGateway(c), mail: newMailServer(c), events: &events{}}
 	llm := httptest.NewServer(wd.gateway)
 	mail := httptest.NewServer(wd.mail.handler())
 	wd.llmURL, wd.mailURL = llm.URL, mail.URL

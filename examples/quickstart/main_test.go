@@ -4,7 +4,13 @@ import (
 	"bytes"
 	"regexp"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package if a goroutine outlives its tests: a server, a
+// client's connections, a worker.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestQuickstart(t *testing.T) {
 	var out bytes.Buffer

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/retrykit/retry/internal/redistest"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package if a goroutine outlives its tests: a server, a
+// client's connections, a worker.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // want is the output after the first line, which differs between runs only
 // by the server's port.
@@ -35,12 +40,10 @@ total: 10 jobs, 10 done exactly once (10 side effects); left: 0 queued, 0 proces
 func TestWorker(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
-	before := runtime.NumGoroutine()
 	var out bytes.Buffer
 	if err := run(ctx, &out, discard(), srv.Addr); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	checkNoGoroutinesLeft(t, before)
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -59,12 +62,10 @@ func TestWorkerStartsItsOwnRedis(t *testing.T) {
 		t.Skipf("redis-server not found on PATH (%s=1 makes this a failure): %v", redistest.RequireEnv, err)
 	}
 	ctx := t.Context()
-	before := runtime.NumGoroutine()
 	var out bytes.Buffer
 	if err := run(ctx, &out, discard(), ""); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	checkNoGoroutinesLeft(t, before)
 	first, rest, _ := strings.Cut(out.String(), "\n")
 	m := regexp.MustCompile(`^redis: no -redis given: started redis-server on (127\.0\.0\.1:\d+) \(stopped on exit\)$`).FindStringSubmatch(first)
 	if m == nil {
@@ -91,16 +92,4 @@ func dbsize(t *testing.T, addr string) int64 {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// checkNoGoroutinesLeft fails if goroutines started by run outlive it (after
-// a moment for closed connections to wind down).
-func checkNoGoroutinesLeft(t *testing.T, before int) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines still running, %d before run:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-	}
 }

@@ -69,6 +69,8 @@ type pool struct {
 	r    *retry.Retrier
 	dead dlq.Queue
 	tr   *translator
+
+	recording sync.Mutex // see record
 }
 
 // pass is one run of the pool until the queue is empty, and what it did.
@@ -128,7 +130,7 @@ func (p *pool) handle(ctx context.Context, msg string, ps *pass) error {
 	})
 	// The payload is the message as delivered: PutFrom finds it by value in
 	// the processing list, and a replay puts it back as it was.
-	err = dlq.Record(ctx, p.dead, dlq.Job{ID: m.JobID, Source: queueName, Payload: []byte(msg)}, err)
+	err = p.record(ctx, dlq.Job{ID: m.JobID, Source: queueName, Payload: []byte(msg)}, err)
 	var dead *dlq.DeadLetteredError
 	switch {
 	case err == nil:
@@ -138,6 +140,16 @@ func (p *pool) handle(ctx context.Context, msg string, ps *pass) error {
 		return p.q.markDead(ctx, m.JobID)
 	}
 	return errors.Join(err, p.q.release(context.WithoutCancel(ctx), m.JobID))
+}
+
+// record dead-letters a job that failed for good, one job at a time:
+// dlq.Monitor counts the queue after storing a letter but outside its lock,
+// so two letters stored at once can be counted out of order — the queue at
+// 4, the alert back to 3 — and the size alert fire, resolve and fire again.
+func (p *pool) record(ctx context.Context, job dlq.Job, err error) error {
+	p.recording.Lock()
+	defer p.recording.Unlock()
+	return dlq.Record(ctx, p.dead, job, err)
 }
 
 func (p *pool) complete(ctx context.Context, jobID, msg, result string, stats retry.Stats, ps *pass) error {
