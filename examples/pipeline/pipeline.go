@@ -253,9 +253,8 @@ func drain(resp *http.Response) {
 // error, then marks it dead-lettered. If the letter could not be stored the
 // error is returned and the message is not acknowledged.
 //
-// Letters are stored one at a time: dlq.Monitor counts the queue after
-// storing a letter but outside its lock, so two letters stored at once can
-// be counted out of order, and an alert fire, resolve and fire again.
+// Letters are stored one at a time, so that the size alert counts each letter
+// as it arrives and the README's output can name the count exactly.
 func (p *pipeline) deadLetter(ctx context.Context, j job, llmAttempts int, cause error) error {
 	p.recording.Lock()
 	err := dlq.Record(ctx, p.letters, dlq.Job{ID: strconv.Itoa(j.id), Source: "llm-jobs", Payload: []byte(j.prompt)}, cause)

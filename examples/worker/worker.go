@@ -142,10 +142,11 @@ func (p *pool) handle(ctx context.Context, msg string, ps *pass) error {
 	return errors.Join(err, p.q.release(context.WithoutCancel(ctx), m.JobID))
 }
 
-// record dead-letters a job that failed for good, one job at a time:
-// dlq.Monitor counts the queue after storing a letter but outside its lock,
-// so two letters stored at once can be counted out of order — the queue at
-// 4, the alert back to 3 — and the size alert fire, resolve and fire again.
+// record dead-letters a job that failed for good, one job at a time, so that
+// the size alert counts each letter as it arrives: with letters stored at once
+// it may first see 5 where 4 crossed the threshold, and the example's output
+// names the count. (dlq.Monitor itself never lets a stale count resolve an
+// alert; see its CheckAt.)
 func (p *pool) record(ctx context.Context, job dlq.Job, err error) error {
 	p.recording.Lock()
 	defer p.recording.Unlock()
