@@ -77,6 +77,8 @@ type Failure struct {
 	Err      error             // what the attempt returned
 	Decision classify.Decision // how it was classified
 	Delay    time.Duration     // the wait that followed it; 0 for the last
+
+	mono time.Duration // when, on the loop's monotonic clock (see monoNow)
 }
 
 // Error is returned by every call that did not succeed. It unwraps to both

@@ -177,9 +177,10 @@ func (c *call) report(st *Stats) {
 func (c *call) next(err error) (time.Duration, error) {
 	d := c.r.Classify(err)
 	c.last = d
-	now := time.Now() // the wall clock for Failure.At, the monotonic one for the rest
-	c.decided = now.Sub(epoch)
-	f := Failure{Attempt: c.stats.Attempts, At: now, Err: err, Decision: d}
+	c.decided = monoNow()
+	// At is set from the monotonic reading when the failures are reported
+	// (failures): a wall clock read per failure would cost twice as much.
+	f := Failure{Attempt: c.stats.Attempts, Err: err, Decision: d, mono: c.decided}
 	if c.ctx.Err() != nil { // the caller's own cancellation or deadline comes first
 		c.record(budget.Other)
 		c.fails(f)
@@ -189,7 +190,7 @@ func (c *call) next(err error) (time.Duration, error) {
 	if nestedInOutermost(c.ctx) {
 		return 0, errDeferred
 	}
-	delay, stop := c.decide(d, now)
+	delay, stop := c.decide(d)
 	if stop != policy.Continue {
 		c.fails(f)
 		if d.RetryAfter > 0 && (stop == policy.StopWaitTooLong || stop == policy.StopDeadline) {
@@ -203,8 +204,8 @@ func (c *call) next(err error) (time.Duration, error) {
 }
 
 // decide asks the policy, then the shared budget, about a failure classified
-// d at time now.
-func (c *call) decide(d classify.Decision, now time.Time) (time.Duration, policy.Stop) {
+// d, decided at c.decided.
+func (c *call) decide(d classify.Decision) (time.Duration, policy.Stop) {
 	s := policy.State{Attempt: c.stats.Attempts, Elapsed: c.decided - c.start, Prev: c.prev}
 	if d.Limit > 0 {
 		s.ClassFailures = c.countClass(d.Reason)
@@ -213,7 +214,10 @@ func (c *call) decide(d classify.Decision, now time.Time) (time.Duration, policy
 		_, s.Keyed = IdempotencyKey(c.ctx)
 	}
 	if deadline, ok := c.ctx.Deadline(); ok {
-		s.HasDeadline, s.Remaining = true, deadline.Sub(now)
+		// Both sides on the monotonic clock when the deadline has a reading
+		// (context.WithTimeout's does); a wall-clock deadline is compared on
+		// the wall clock since epoch.
+		s.HasDeadline, s.Remaining = true, deadline.Sub(epoch)-c.decided
 	}
 	delay, stop := c.r.p.Next(s, d, c.rng.Uint64())
 	if stop == policy.Continue && c.r.budget != nil && !c.r.budget.Allow() {
@@ -341,10 +345,18 @@ func (c *call) fails(f Failure) {
 	c.spill = append(c.spill, f)
 }
 
+// failures returns the call's failures, each with its wall-clock time: now,
+// less the monotonic time since the failure.
 func (c *call) failures() []Failure {
 	n := min(c.stats.Attempts, inlineFailures)
 	out := make([]Failure, 0, n+len(c.spill))
-	return append(append(out, c.inline[:n]...), c.spill...)
+	out = append(append(out, c.inline[:n]...), c.spill...)
+	now := time.Now()
+	nowMono := now.Sub(epoch)
+	for i := range out {
+		out[i].At = now.Add(out[i].mono - nowMono)
+	}
+	return out
 }
 
 func (c *call) fail(last, reason error, st *Stats) error {

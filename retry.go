@@ -60,13 +60,17 @@ func build(c config) *Retrier {
 }
 
 // defaultChain is what every Retrier applies after the caller's classifiers:
-// cenkalti/backoff v4's Permanent marker (so that code migrating from it
-// keeps its permanent errors permanent), then the built-in table.
-var defaultChain classify.Func = func(err error) classify.Decision {
-	if d := cenkalti.Classify(err); d.Verdict != classify.NoOpinion {
-		return d
+// the built-in table, and cenkalti/backoff v4's Permanent marker, so that
+// code migrating from it keeps its permanent errors permanent. The marker is
+// looked for only when the table would not stop anyway.
+func defaultChain(err error) classify.Decision {
+	d := classify.Default(err)
+	if d.Verdict != classify.Stop {
+		if c := cenkalti.Classify(err); c.Verdict != classify.NoOpinion {
+			return c
+		}
 	}
-	return classify.Default(err)
+	return d
 }
 
 func joinHooks(hooks []func(context.Context, Event)) func(context.Context, Event) {
