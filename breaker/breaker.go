@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -100,15 +101,11 @@ func (s Settings) Gobreaker(onChange func(name string, from, to State)) gobreake
 func (s Settings) validate() *retry.InvalidError {
 	switch {
 	case s.Interval < 0:
-		return invalid("breaker.Settings.Interval", s.Interval, "must not be negative")
+		return argerr.New("breaker.Settings.Interval", s.Interval, "must not be negative")
 	case s.Timeout < 0:
-		return invalid("breaker.Settings.Timeout", s.Timeout, "must not be negative")
+		return argerr.New("breaker.Settings.Timeout", s.Timeout, "must not be negative")
 	}
 	return nil
-}
-
-func invalid(name string, value any, reason string) *retry.InvalidError {
-	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
 // Option configures New.
@@ -127,7 +124,7 @@ func PerAttempt() Option {
 func WithCircuit(f func(gobreaker.Settings) (Circuit, error)) Option {
 	return func(b *Breaker) *retry.InvalidError {
 		if f == nil {
-			return invalid("breaker.WithCircuit", nil, "must not be nil")
+			return argerr.New("breaker.WithCircuit", nil, "must not be nil")
 		}
 		b.factory = f
 		return nil
@@ -163,12 +160,12 @@ func New(s Settings, r *retry.Retrier, opts ...Option) (*Breaker, error) {
 		return nil, err
 	}
 	if r == nil {
-		return nil, invalid("breaker.New", nil, "the Retrier must not be nil (build one with retry.New)")
+		return nil, argerr.New("breaker.New", nil, "the Retrier must not be nil (build one with retry.New)")
 	}
 	b := &Breaker{name: s.Name, r: r, factory: local, onChange: s.OnStateChange}
 	for _, o := range opts {
 		if o == nil {
-			return nil, invalid("breaker.Option", nil, "must not be nil")
+			return nil, argerr.New("breaker.Option", nil, "must not be nil")
 		}
 		if err := o(b); err != nil {
 			return nil, err
@@ -179,7 +176,7 @@ func New(s Settings, r *retry.Retrier, opts ...Option) (*Breaker, error) {
 		return nil, fmt.Errorf("breaker.New: %w", err)
 	}
 	if c == nil {
-		return nil, invalid("breaker.WithCircuit", "factory", "returned a nil Circuit")
+		return nil, argerr.New("breaker.WithCircuit", "factory", "returned a nil Circuit")
 	}
 	b.circuit = c
 	return b, nil
@@ -208,7 +205,7 @@ func (b *Breaker) Counts() Counts {
 // Do calls op through the breaker and the Retrier.
 func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
 	if op == nil {
-		return invalid("breaker.Do", nil, "op must not be nil")
+		return argerr.New("breaker.Do", nil, "op must not be nil")
 	}
 	_, _, err := Value(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
 	return err
@@ -222,11 +219,11 @@ func Value[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, 
 	var st retry.Stats
 	switch {
 	case b == nil || b.circuit == nil:
-		return v, st, invalid("breaker.Value", nil, "the Breaker must be built with breaker.New")
+		return v, st, argerr.New("breaker.Value", nil, "the Breaker must be built with breaker.New")
 	case op == nil:
-		return v, st, invalid("breaker.Value", nil, "op must not be nil")
+		return v, st, argerr.New("breaker.Value", nil, "op must not be nil")
 	case ctx == nil:
-		return v, st, invalid("breaker.Value", nil, "the context must not be nil")
+		return v, st, argerr.New("breaker.Value", nil, "the context must not be nil")
 	}
 	var err error
 	if b.perAttempt {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Cooldown defaults.
@@ -83,9 +84,9 @@ type Cooldowns[K comparable] struct {
 func NewCooldowns[K comparable](s CooldownSettings) (*Cooldowns[K], error) {
 	switch {
 	case s.MaxKeys < 0:
-		return nil, invalid("breaker.CooldownSettings.MaxKeys", s.MaxKeys, "must not be negative")
+		return nil, argerr.New("breaker.CooldownSettings.MaxKeys", s.MaxKeys, "must not be negative")
 	case s.MaxDelay < 0:
-		return nil, invalid("breaker.CooldownSettings.MaxDelay", s.MaxDelay, "must not be negative")
+		return nil, argerr.New("breaker.CooldownSettings.MaxDelay", s.MaxDelay, "must not be negative")
 	}
 	if s.MaxKeys == 0 {
 		s.MaxKeys = DefaultMaxKeys
@@ -102,11 +103,11 @@ func NewCooldowns[K comparable](s CooldownSettings) (*Cooldowns[K], error) {
 func (c *Cooldowns[K]) Do(ctx context.Context, key K, op func(context.Context) error) error {
 	switch {
 	case c == nil || c.until == nil:
-		return invalid("breaker.Cooldowns.Do", nil, "the registry must be built with breaker.NewCooldowns")
+		return argerr.New("breaker.Cooldowns.Do", nil, "the registry must be built with breaker.NewCooldowns")
 	case op == nil:
-		return invalid("breaker.Cooldowns.Do", nil, "op must not be nil")
+		return argerr.New("breaker.Cooldowns.Do", nil, "op must not be nil")
 	case ctx == nil:
-		return invalid("breaker.Cooldowns.Do", nil, "the context must not be nil")
+		return argerr.New("breaker.Cooldowns.Do", nil, "the context must not be nil")
 	}
 	if err := c.Check(key); err != nil {
 		return err

@@ -3,6 +3,8 @@ package dlq
 import (
 	"fmt"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Alert thresholds used for zero fields of Thresholds.
@@ -37,11 +39,11 @@ type Thresholds struct {
 func (t Thresholds) resolve() (Thresholds, error) {
 	switch {
 	case t.Size < Off:
-		return t, invalid("dlq.Thresholds.Size", t.Size, "must be at least 0 (0 means 10), or Off")
+		return t, argerr.New("dlq.Thresholds.Size", t.Size, "must be at least 0 (0 means 10), or Off")
 	case t.Growth < Off:
-		return t, invalid("dlq.Thresholds.Growth", t.Growth, "must be at least 0 (0 means 10), or Off")
+		return t, argerr.New("dlq.Thresholds.Growth", t.Growth, "must be at least 0 (0 means 10), or Off")
 	case t.Window < 0 || t.Window > 0 && t.Window < time.Second:
-		return t, invalid("dlq.Thresholds.Window", t.Window, "must be at least 1s (0 means 1h)")
+		return t, argerr.New("dlq.Thresholds.Window", t.Window, "must be at least 1s (0 means 1h)")
 	}
 	t.Size = cmpOr(t.Size, DefaultSize)
 	t.Growth = cmpOr(t.Growth, DefaultGrowth)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Claim is one replay's hold on one letter, as a Claimer hands it out.
@@ -52,7 +54,7 @@ type Claimer interface {
 // claimed.
 func ReplayClaimed(ctx context.Context, c Claimer, id string, to Enqueuer) (err error) {
 	if c == nil {
-		return invalid("dlq.ReplayClaimed", nil, "the Claimer must not be nil")
+		return argerr.New("dlq.ReplayClaimed", nil, "the Claimer must not be nil")
 	}
 	if err := checkReplay("dlq.Queue.Replay", ctx, id, to); err != nil {
 		return err
@@ -84,7 +86,7 @@ func ReplayClaimed(ctx context.Context, c Claimer, id string, to Enqueuer) (err 
 
 func checkReplay(name string, ctx context.Context, id string, to Enqueuer) error {
 	if id == "" {
-		return invalid(name, id, "the letter id must not be empty")
+		return argerr.New(name, id, "the letter id must not be empty")
 	}
 	return checkEnqueuer(name, ctx, to)
 }
@@ -97,14 +99,14 @@ func checkReplay(name string, ctx context.Context, id string, to Enqueuer) error
 // otherwise.
 func CheckCall(name string, ready bool, ctx context.Context, ids ...string) error {
 	if !ready {
-		return invalid(name, nil, "the queue is nil, or was not made by its constructor")
+		return argerr.New(name, nil, "the queue is nil, or was not made by its constructor")
 	}
 	if err := checkContext(name, ctx); err != nil {
 		return err
 	}
 	for _, id := range ids {
 		if id == "" {
-			return invalid(name, id, "the letter id must not be empty")
+			return argerr.New(name, id, "the letter id must not be empty")
 		}
 	}
 	return nil

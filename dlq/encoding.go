@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // EncodingVersion is the version of the letter encoding that Encode writes.
@@ -194,7 +195,7 @@ func (l Letter) MarshalJSON() ([]byte, error) { return Encode(l) }
 // UnmarshalJSON decodes l with Decode.
 func (l *Letter) UnmarshalJSON(b []byte) error {
 	if l == nil {
-		return invalid("dlq.Letter.UnmarshalJSON", nil, "the letter must not be nil")
+		return argerr.New("dlq.Letter.UnmarshalJSON", nil, "the letter must not be nil")
 	}
 	d, err := Decode(b)
 	if err != nil {

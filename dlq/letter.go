@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Limits on what one letter keeps, so that a job failing with a huge error or
@@ -248,10 +249,10 @@ func (l Letter) Validate() error {
 		return err
 	}
 	if want := LetterID(l.Job.Source, l.Job.ID); l.ID != want {
-		return invalid("dlq.Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
+		return argerr.New("dlq.Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
 	}
 	if l.StopReason == "" || !utf8.ValidString(string(l.StopReason)) {
-		return invalid("dlq.Letter.StopReason", l.StopReason, "must be non-empty UTF-8")
+		return argerr.New("dlq.Letter.StopReason", l.StopReason, "must be non-empty UTF-8")
 	}
 	if err := l.validateNumbers(); err != nil {
 		return err
@@ -260,7 +261,7 @@ func (l Letter) Validate() error {
 		return err
 	}
 	if len(l.Failures) > MaxFailures {
-		return invalid("dlq.Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
+		return argerr.New("dlq.Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
 	}
 	if err := l.Last.validate("dlq.Letter.Last"); err != nil {
 		return err
@@ -276,13 +277,13 @@ func (l Letter) Validate() error {
 func (j Job) validate() error {
 	switch {
 	case j.ID == "" || !utf8.ValidString(j.ID):
-		return invalid("dlq.Job.ID", j.ID, "must be non-empty UTF-8")
+		return argerr.New("dlq.Job.ID", j.ID, "must be non-empty UTF-8")
 	case j.Source == "" || !utf8.ValidString(j.Source):
-		return invalid("dlq.Job.Source", j.Source, "must be non-empty UTF-8")
+		return argerr.New("dlq.Job.Source", j.Source, "must be non-empty UTF-8")
 	}
 	for k, v := range j.Metadata {
 		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return invalid("dlq.Job.Metadata", k, "keys must be non-empty UTF-8 and values UTF-8")
+			return argerr.New("dlq.Job.Metadata", k, "keys must be non-empty UTF-8 and values UTF-8")
 		}
 	}
 	return nil
@@ -291,13 +292,13 @@ func (j Job) validate() error {
 func (l Letter) validateNumbers() error {
 	switch {
 	case l.Attempts < 0:
-		return invalid("dlq.Letter.Attempts", l.Attempts, "must not be negative")
+		return argerr.New("dlq.Letter.Attempts", l.Attempts, "must not be negative")
 	case l.Waited < 0:
-		return invalid("dlq.Letter.Waited", l.Waited, "must not be negative")
+		return argerr.New("dlq.Letter.Waited", l.Waited, "must not be negative")
 	case l.Elapsed < 0:
-		return invalid("dlq.Letter.Elapsed", l.Elapsed, "must not be negative")
+		return argerr.New("dlq.Letter.Elapsed", l.Elapsed, "must not be negative")
 	case l.RetryAfter < 0:
-		return invalid("dlq.Letter.RetryAfter", l.RetryAfter, "must not be negative")
+		return argerr.New("dlq.Letter.RetryAfter", l.RetryAfter, "must not be negative")
 	}
 	return nil
 }
@@ -308,11 +309,11 @@ func (l Letter) validateTimes() error {
 		t    time.Time
 	}{{"dlq.Letter.FirstFailure", l.FirstFailure}, {"dlq.Letter.LastFailure", l.LastFailure}} {
 		if y := t.t.UTC().Year(); t.t.IsZero() || y < 1 || y > 9999 {
-			return invalid(t.name, t.t, "must be set, between years 1 and 9999")
+			return argerr.New(t.name, t.t, "must be set, between years 1 and 9999")
 		}
 	}
 	if l.LastFailure.Before(l.FirstFailure) {
-		return invalid("dlq.Letter.LastFailure", l.LastFailure, "must not be before FirstFailure")
+		return argerr.New("dlq.Letter.LastFailure", l.LastFailure, "must not be before FirstFailure")
 	}
 	return nil
 }
@@ -320,24 +321,20 @@ func (l Letter) validateTimes() error {
 func (f Failure) validate(name string) error {
 	switch {
 	case f.Attempt < 0:
-		return invalid(name+".Attempt", f.Attempt, "must not be negative")
+		return argerr.New(name+".Attempt", f.Attempt, "must not be negative")
 	case f.Delay < 0:
-		return invalid(name+".Delay", f.Delay, "must not be negative")
+		return argerr.New(name+".Delay", f.Delay, "must not be negative")
 	case f.Decision.RetryAfter < 0 || f.Decision.Limit < 0:
-		return invalid(name+".Decision", f.Decision, "RetryAfter and Limit must not be negative")
+		return argerr.New(name+".Decision", f.Decision, "RetryAfter and Limit must not be negative")
 	case f.Decision.Verdict > classify.Stop:
-		return invalid(name+".Decision.Verdict", f.Decision.Verdict, "unknown verdict")
+		return argerr.New(name+".Decision.Verdict", f.Decision.Verdict, "unknown verdict")
 	case len(f.Error) > MaxErrorBytes:
-		return invalid(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", MaxErrorBytes))
+		return argerr.New(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", MaxErrorBytes))
 	}
 	for _, s := range []string{f.Type, f.Error, f.Decision.Reason} {
 		if !utf8.ValidString(s) {
-			return invalid(name, s, "strings must be UTF-8")
+			return argerr.New(name, s, "strings must be UTF-8")
 		}
 	}
 	return nil
-}
-
-func invalid(name string, value any, reason string) error {
-	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // DefaultMemoryLimit is how many letters a Memory queue holds when its
@@ -38,7 +40,7 @@ type memLetter struct {
 // 0 means DefaultMemoryLimit.
 func NewMemory(limit int) (*Memory, error) {
 	if limit < 0 {
-		return nil, invalid("dlq.NewMemory", limit, "must not be negative (0 means 10,000)")
+		return nil, argerr.New("dlq.NewMemory", limit, "must not be negative (0 means 10,000)")
 	}
 	return &Memory{limit: limit}, nil
 }

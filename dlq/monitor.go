@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // alertGroups is how many root-cause groups a Monitor attaches to an alert.
@@ -74,7 +76,7 @@ type Monitor struct {
 // option.
 func NewMonitor(q Queue, o MonitorOptions) (*Monitor, error) {
 	if q == nil {
-		return nil, invalid("dlq.NewMonitor", nil, "the Queue must not be nil")
+		return nil, argerr.New("dlq.NewMonitor", nil, "the Queue must not be nil")
 	}
 	a, err := NewAlerter(o.Thresholds)
 	if err != nil {
@@ -194,7 +196,7 @@ func (m *Monitor) CheckAt(ctx context.Context, now time.Time) error {
 		return err
 	}
 	if now.IsZero() {
-		return invalid("dlq.Monitor.CheckAt", now, "the time must be set")
+		return argerr.New("dlq.Monitor.CheckAt", now, "the time must be set")
 	}
 	// Counts are numbered as they start, and one that answers after a later
 	// one was observed is dropped: observed late, a stale count would make an
@@ -265,7 +267,7 @@ func (m *Monitor) Watch(ctx context.Context, every time.Duration) error {
 		return err
 	}
 	if every <= 0 {
-		return invalid("dlq.Monitor.Watch", every, "the interval must be positive")
+		return argerr.New("dlq.Monitor.Watch", every, "the interval must be positive")
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()

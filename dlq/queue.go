@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Queue stores dead letters. Implementations are safe for concurrent use,
@@ -65,7 +67,7 @@ func (f EnqueueFunc) Enqueue(ctx context.Context, job Job) error {
 // EnqueueFunc, which is not a nil interface.
 func checkEnqueuer(name string, ctx context.Context, to Enqueuer) error {
 	if f, ok := to.(EnqueueFunc); to == nil || ok && f == nil {
-		return invalid(name, nil, "the Enqueuer must not be nil")
+		return argerr.New(name, nil, "the Enqueuer must not be nil")
 	}
 	return checkContext(name, ctx)
 }
@@ -73,7 +75,7 @@ func checkEnqueuer(name string, ctx context.Context, to Enqueuer) error {
 // checkContext refuses a nil context, on which every call would panic.
 func checkContext(name string, ctx context.Context) error {
 	if ctx == nil {
-		return invalid(name, nil, "the context must not be nil")
+		return argerr.New(name, nil, "the context must not be nil")
 	}
 	return nil
 }
@@ -111,7 +113,7 @@ func (f Filter) Match(l Letter) bool {
 // Validate reports a negative Limit, as a *retry.InvalidError.
 func (f Filter) Validate() error {
 	if f.Limit < 0 {
-		return invalid("dlq.Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
+		return argerr.New("dlq.Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Record dead-letters job if err says it failed for good, with everything the
@@ -53,7 +54,7 @@ func notStored(job Job, why, err error) error {
 
 func checkQueue(name string, ctx context.Context, q Queue) error {
 	if q == nil {
-		return invalid(name, nil, "the Queue must not be nil")
+		return argerr.New(name, nil, "the Queue must not be nil")
 	}
 	return checkContext(name, ctx)
 }
@@ -84,9 +85,9 @@ func Do(ctx context.Context, r *retry.Retrier, q Queue, job Job, op func(context
 func checkDo(ctx context.Context, r *retry.Retrier, q Queue, job Job, op func(context.Context) error) error {
 	switch {
 	case r == nil:
-		return invalid("dlq.Do", nil, "the Retrier must not be nil (retry.New() has the defaults)")
+		return argerr.New("dlq.Do", nil, "the Retrier must not be nil (retry.New() has the defaults)")
 	case op == nil:
-		return invalid("dlq.Do", nil, "the operation must not be nil")
+		return argerr.New("dlq.Do", nil, "the operation must not be nil")
 	}
 	if err := checkQueue("dlq.Do", ctx, q); err != nil {
 		return err

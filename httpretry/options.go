@@ -2,13 +2,13 @@ package httpretry
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // DefaultDrainLimit is how much of a discarded body is read before closing it.
@@ -24,16 +24,12 @@ const MaxKindBody = 64 << 10
 // naming it and its value.
 type Option func(*Transport) *retry.InvalidError
 
-func invalid(name string, value any, reason string) *retry.InvalidError {
-	return &retry.InvalidError{Name: "httpretry." + name, Value: value, Err: errors.New(reason)}
-}
-
 // WithBase sets the transport that sends each attempt. The default is
 // http.DefaultTransport.
 func WithBase(rt http.RoundTripper) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if rt == nil {
-			return invalid("WithBase", nil, "must not be nil")
+			return argerr.New("httpretry.WithBase", nil, "must not be nil")
 		}
 		t.base = rt
 		return nil
@@ -45,7 +41,7 @@ func WithBase(rt http.RoundTripper) Option {
 func WithRetrier(r *retry.Retrier) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if r == nil {
-			return invalid("WithRetrier", nil, "must not be nil")
+			return argerr.New("httpretry.WithRetrier", nil, "must not be nil")
 		}
 		t.r = r
 		return nil
@@ -59,11 +55,11 @@ func WithRetrier(r *retry.Retrier) Option {
 func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...breaker.Option) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if settings == nil {
-			return invalid("WithBreakers", nil, "the settings function must not be nil")
+			return argerr.New("httpretry.WithBreakers", nil, "the settings function must not be nil")
 		}
 		for i, o := range opts {
 			if o == nil {
-				return invalid("WithBreakers", "option "+strconv.Itoa(i), "must not be nil")
+				return argerr.New("httpretry.WithBreakers", "option "+strconv.Itoa(i), "must not be nil")
 			}
 		}
 		t.breakers = &breakers{settings: settings, opts: opts}
@@ -77,7 +73,7 @@ func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...bre
 func WithCooldowns(cd *breaker.Cooldowns[breaker.HostModel]) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if cd == nil {
-			return invalid("WithCooldowns", nil, "must not be nil")
+			return argerr.New("httpretry.WithCooldowns", nil, "must not be nil")
 		}
 		t.cooldowns = cd
 		return nil
@@ -89,7 +85,7 @@ func WithCooldowns(cd *breaker.Cooldowns[breaker.HostModel]) Option {
 func WithModel(model func(*http.Request) string) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if model == nil {
-			return invalid("WithModel", nil, "must not be nil")
+			return argerr.New("httpretry.WithModel", nil, "must not be nil")
 		}
 		t.model = model
 		return nil
@@ -103,7 +99,7 @@ func WithModel(model func(*http.Request) string) Option {
 func WithKind(kind func(resp *http.Response, body []byte) string) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if kind == nil {
-			return invalid("WithKind", nil, "must not be nil")
+			return argerr.New("httpretry.WithKind", nil, "must not be nil")
 		}
 		t.kind = kind
 		return nil
@@ -116,7 +112,7 @@ func WithKind(kind func(resp *http.Response, body []byte) string) Option {
 func WithDrainLimit(n int64) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if n < 0 {
-			return invalid("WithDrainLimit", n, "must not be negative")
+			return argerr.New("httpretry.WithDrainLimit", n, "must not be negative")
 		}
 		t.drainLimit = n
 		return nil
@@ -148,7 +144,7 @@ func MintKeys() Option {
 func WithHook(f func(context.Context, Attempt)) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if f == nil {
-			return invalid("WithHook", nil, "must not be nil")
+			return argerr.New("httpretry.WithHook", nil, "must not be nil")
 		}
 		t.hooks = append(t.hooks, f)
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Result is what the transport reports about a call made with a context
@@ -36,9 +37,9 @@ type resultKey struct{}
 func WithResult(ctx context.Context, res *Result) (context.Context, error) {
 	switch {
 	case ctx == nil:
-		return ctx, invalid("WithResult", nil, "the context must not be nil")
+		return ctx, argerr.New("httpretry.WithResult", nil, "the context must not be nil")
 	case res == nil:
-		return ctx, invalid("WithResult", nil, "the Result must not be nil")
+		return ctx, argerr.New("httpretry.WithResult", nil, "the Result must not be nil")
 	}
 	return context.WithValue(ctx, resultKey{}, res), nil
 }

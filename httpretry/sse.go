@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/stream"
 )
 
@@ -73,7 +74,7 @@ func NewSSE(body io.ReadCloser) *SSE {
 // in-band error as an *EventError.
 func (s *SSE) Next() (Event, error) {
 	if s == nil || s.sc == nil {
-		return Event{}, invalid("SSE.Next", nil, "the SSE has no body (use NewSSE)")
+		return Event{}, argerr.New("httpretry.SSE.Next", nil, "the SSE has no body (use NewSSE)")
 	}
 	var e Event
 	var data strings.Builder
@@ -223,13 +224,13 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stre
 		client = http.DefaultClient
 	}
 	if err := checkRequest(req); err != nil {
-		bad := classify.Permanent(invalid("OpenSSE", nil, "the request must not be nil, and must have a URL"))
+		bad := classify.Permanent(argerr.New("httpretry.OpenSSE", nil, "the request must not be nil, and must have a URL"))
 		return func(context.Context) (stream.Chunks[Event], error) { return nil, bad }
 	}
 	attempt := 0
 	return func(ctx context.Context) (stream.Chunks[Event], error) {
 		if ctx == nil {
-			return nil, classify.Permanent(invalid("OpenSSE", nil, "the context must not be nil"))
+			return nil, classify.Permanent(argerr.New("httpretry.OpenSSE", nil, "the context must not be nil"))
 		}
 		attempt++
 		var res Result // a Transport's verdict on an error response

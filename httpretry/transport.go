@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Transport is an http.RoundTripper that retries: each request is one call of
@@ -56,7 +57,7 @@ func New(opts ...Option) (*Transport, error) {
 	t := &Transport{r: new(retry.Retrier), drainLimit: DefaultDrainLimit, built: true}
 	for _, o := range opts {
 		if o == nil {
-			err := invalid("New", nil, "an Option must not be nil")
+			err := argerr.New("httpretry.New", nil, "an Option must not be nil")
 			return &Transport{built: true, err: err}, err
 		}
 		if err := o(t); err != nil {
@@ -79,7 +80,7 @@ func NewClient(opts ...Option) (*http.Client, error) {
 func (t *Transport) ready() (*Transport, error) {
 	switch {
 	case t == nil:
-		return nil, invalid("Transport", nil, "must not be nil (use New, or a zero Transport)")
+		return nil, argerr.New("httpretry.Transport", nil, "must not be nil (use New, or a zero Transport)")
 	case t.err != nil:
 		return nil, t.err
 	case !t.built:
@@ -123,9 +124,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func checkRequest(req *http.Request) error {
 	switch {
 	case req == nil:
-		return invalid("Transport.RoundTrip", nil, "the request must not be nil")
+		return argerr.New("httpretry.Transport.RoundTrip", nil, "the request must not be nil")
 	case req.URL == nil:
-		return invalid("Transport.RoundTrip", "a request with a nil URL", "the request must have a URL")
+		return argerr.New("httpretry.Transport.RoundTrip", "a request with a nil URL", "the request must have a URL")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Result is the outcome of an idempotent call that produced a value.
@@ -105,11 +106,11 @@ func newCallConfig(opts []CallOption) (*callConfig, error) {
 func checkCall(name string, ctx context.Context, s Store, key string, fn bool) error {
 	switch {
 	case ctx == nil:
-		return invalid(name, nil, "the context must not be nil")
+		return argerr.New(name, nil, "the context must not be nil")
 	case s == nil:
-		return invalid(name, nil, "the store must not be nil")
+		return argerr.New(name, nil, "the store must not be nil")
 	case !fn:
-		return invalid(name, nil, "the function to run must not be nil")
+		return argerr.New(name, nil, "the function to run must not be nil")
 	}
 	return ValidateKey(key)
 }

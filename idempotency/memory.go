@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Defaults of the memory store's bounds.
@@ -267,7 +269,7 @@ func (s *MemoryStore) check(method string, ctx context.Context, key StoreKey, d 
 	default:
 		return ctx.Err()
 	}
-	return invalid("idempotency.MemoryStore."+method, value, reason)
+	return argerr.New("idempotency.MemoryStore."+method, value, reason)
 }
 
 func (s *MemoryStore) shard(key StoreKey) *memShard {
@@ -319,7 +321,7 @@ func badRecord(method string, rec Record, err error) error {
 	if err != nil {
 		return err
 	}
-	return invalid("idempotency.MemoryStore."+method, rec.Status, method+" does not take a record with this status")
+	return argerr.New("idempotency.MemoryStore."+method, rec.Status, method+" does not take a record with this status")
 }
 
 func cloneRecord(r Record) Record {

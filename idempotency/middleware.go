@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Middleware returns a net/http middleware that makes the requests it guards
@@ -68,7 +69,7 @@ import (
 func Middleware(s Store, opts ...MiddlewareOption) (func(http.Handler) http.Handler, error) {
 	c, err := newMiddlewareConfig(opts)
 	if err == nil && s == nil {
-		err = invalid("idempotency.Middleware", nil, "the store must not be nil")
+		err = argerr.New("idempotency.Middleware", nil, "the store must not be nil")
 	}
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // middlewareConfig configures one Middleware.
@@ -47,7 +49,7 @@ func newMiddlewareConfig(opts []MiddlewareOption) (*middlewareConfig, error) {
 	c.failValue = func(v []byte, _ error) []byte { return v }
 	applyAll("idempotency.MiddlewareOption", opts, &c.err, func(o MiddlewareOption) { o.applyMiddleware(c) })
 	if c.err == nil && c.scope != nil && c.cookies != nil {
-		c.err = invalid("idempotency.WithScopeCookies", c.cookies, "has no effect with WithScope, which replaces the credentials' digest")
+		c.err = argerr.New("idempotency.WithScopeCookies", c.cookies, "has no effect with WithScope, which replaces the credentials' digest")
 	}
 	c.unstored = make(map[string]bool)
 	for _, name := range slices.Concat(neverStored, c.sessionHdrs) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Defaults of the options; the package documentation explains each choice.
@@ -100,18 +101,12 @@ func applyAll[O any](name string, opts []O, err *error, apply func(O)) {
 	for _, o := range opts {
 		if any(o) == nil {
 			if *err == nil {
-				*err = invalid(name, nil, "must not be nil")
+				*err = argerr.New(name, nil, "must not be nil")
 			}
 			continue
 		}
 		apply(o)
 	}
-}
-
-// invalid is the error for a bad argument or option: the library's one type
-// for them, matching retry.ErrInvalid.
-func invalid(name string, value any, reason string) error {
-	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
 var (

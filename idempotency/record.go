@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Status is the state of a key in a Store.
@@ -73,11 +75,11 @@ func (r Record) Validate() error {
 	const name = "idempotency.Record.Validate"
 	switch {
 	case r.Status < InProgress || r.Status > NotRetained:
-		return invalid(name, r.Status, "unknown record status")
+		return argerr.New(name, r.Status, "unknown record status")
 	case r.Token == "":
-		return invalid(name, r.Status, "the record's token must not be empty")
+		return argerr.New(name, r.Status, "the record's token must not be empty")
 	case len(r.Token) > MaxTokenLength:
-		return invalid(name, r.Status, fmt.Sprintf("the record's token has %d bytes, the limit is %d", len(r.Token), MaxTokenLength))
+		return argerr.New(name, r.Status, fmt.Sprintf("the record's token has %d bytes, the limit is %d", len(r.Token), MaxTokenLength))
 	}
 	return nil
 }
@@ -106,9 +108,9 @@ func (r Record) MarshalBinary() ([]byte, error) {
 func (r *Record) UnmarshalBinary(b []byte) error {
 	switch {
 	case r == nil:
-		return invalid("idempotency.Record.UnmarshalBinary", nil, "the record must not be nil")
+		return argerr.New("idempotency.Record.UnmarshalBinary", nil, "the record must not be nil")
 	case len(b) == 0:
-		return invalid("idempotency.Record.UnmarshalBinary", "0 bytes", "there is no record to decode")
+		return argerr.New("idempotency.Record.UnmarshalBinary", "0 bytes", "there is no record to decode")
 	}
 	if len(b) < headerSize || b[0] != recordVersion {
 		return fmt.Errorf("%w: %d bytes, version %v", errCorrupt, len(b), versionOf(b))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -28,9 +29,9 @@ func Circuit(store *Store) func(gobreaker.Settings) (breaker.Circuit, error) {
 	return func(s gobreaker.Settings) (breaker.Circuit, error) {
 		switch {
 		case store == nil || store.client == nil:
-			return nil, invalid("redis.Circuit", nil, "the Store must be made by NewStore")
+			return nil, argerr.New("redis.Circuit", nil, "the Store must be made by NewStore")
 		case s.Name == "":
-			return nil, invalid("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
+			return nil, argerr.New("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
 		}
 		ctx, cancel := store.ctx(store.o.OpTimeout)
 		defer cancel()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/argerr"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -67,7 +67,7 @@ return 0`)
 // client or a bad option.
 func NewStore(client goredis.UniversalClient, o Options) (*Store, error) {
 	if isNil(client) {
-		return nil, invalid("redis.NewStore", nil, "the client must not be nil")
+		return nil, argerr.New("redis.NewStore", nil, "the client must not be nil")
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -85,11 +85,11 @@ func (o Options) validate() error {
 		d    time.Duration
 	}{{"LockTTL", o.LockTTL}, {"LockWait", o.LockWait}, {"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}} {
 		if f.d < 0 {
-			return invalid("redis.Options."+f.name, f.d, "must not be negative")
+			return argerr.New("redis.Options."+f.name, f.d, "must not be negative")
 		}
 	}
 	if o.LockTTL > 0 && o.LockTTL < time.Millisecond {
-		return invalid("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
+		return argerr.New("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
 	}
 	return nil
 }
@@ -99,10 +99,6 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-func invalid(name string, value any, reason string) error {
-	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
 // isNil is true for a nil interface and for one holding a nil pointer (a
@@ -120,9 +116,9 @@ func isNil(v any) bool {
 func (s *Store) check(method, name string) error {
 	switch {
 	case s == nil || s.client == nil:
-		return invalid("redis.Store."+method, nil, "the Store must be made by NewStore")
+		return argerr.New("redis.Store."+method, nil, "the Store must be made by NewStore")
 	case name == "":
-		return invalid("redis.Store."+method, name, "the name must not be empty")
+		return argerr.New("redis.Store."+method, name, "the name must not be empty")
 	}
 	return nil
 }
@@ -203,7 +199,7 @@ func (s *Store) SetData(name string, data []byte) error {
 		return err
 	}
 	if data == nil {
-		return invalid("redis.Store.SetData", nil, "the data must not be nil")
+		return argerr.New("redis.Store.SetData", nil, "the data must not be nil")
 	}
 	ctx, cancel := s.ctx(s.o.OpTimeout)
 	defer cancel()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/internal/argerr"
 )
 
 // DefaultPrefix is put before every key the store writes.
@@ -81,20 +81,16 @@ func WithPrefix(prefix string) Option {
 // A nil c, or a nil Option, is a *retry.InvalidError.
 func New(c goredis.Scripter, opts ...Option) (*Store, error) {
 	if isNil(c) {
-		return nil, invalid("redis.New", nil, "the client must not be nil")
+		return nil, argerr.New("redis.New", nil, "the client must not be nil")
 	}
 	cfg := config{prefix: DefaultPrefix}
 	for _, o := range opts {
 		if o == nil {
-			return nil, invalid("redis.Option", nil, "must not be nil")
+			return nil, argerr.New("redis.Option", nil, "must not be nil")
 		}
 		o(&cfg)
 	}
 	return &Store{c: c, prefix: cfg.prefix}, nil
-}
-
-func invalid(name string, value any, reason string) error {
-	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
 // isNil is true for a nil interface and for one holding a nil pointer (a
@@ -110,7 +106,7 @@ func isNil(v any) bool {
 // Claim implements idempotency.Store.
 func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
 	if rec.Status != idempotency.InProgress {
-		return idempotency.Record{}, false, invalid("redis.Store.Claim", rec.Status, "the record must be InProgress")
+		return idempotency.Record{}, false, argerr.New("redis.Store.Claim", rec.Status, "the record must be InProgress")
 	}
 	v, err := encode("Claim", rec)
 	if err == nil {
@@ -144,7 +140,7 @@ func (s *Store) Extend(ctx context.Context, key idempotency.StoreKey, token stri
 // Complete implements idempotency.Store.
 func (s *Store) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	if !rec.Status.Final() {
-		return invalid("redis.Store.Complete", rec.Status, "the record must be final")
+		return argerr.New("redis.Store.Complete", rec.Status, "the record must be final")
 	}
 	v, err := encode("Complete", rec)
 	if err == nil {
@@ -179,7 +175,7 @@ func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, k
 func encode(method string, rec idempotency.Record) (string, error) {
 	b, err := rec.MarshalBinary()
 	if err != nil {
-		return "", invalid("redis.Store."+method, rec.Status, "bad record: "+err.Error())
+		return "", argerr.New("redis.Store."+method, rec.Status, "bad record: "+err.Error())
 	}
 	return string(b), nil
 }
@@ -191,13 +187,13 @@ func (s *Store) check(ctx context.Context, method string, key idempotency.StoreK
 	name := "redis.Store." + method
 	switch {
 	case s == nil || s.c == nil:
-		return invalid(name, nil, "the Store must be made by New")
+		return argerr.New(name, nil, "the Store must be made by New")
 	case ctx == nil:
-		return invalid(name, nil, "the context must not be nil")
+		return argerr.New(name, nil, "the context must not be nil")
 	case key.Key == "":
-		return invalid(name, `""`, "the key must not be empty")
+		return argerr.New(name, `""`, "the key must not be empty")
 	case d < time.Millisecond:
-		return invalid(name, d, "the lease or retention must be at least 1ms")
+		return argerr.New(name, d, "the lease or retention must be at least 1ms")
 	}
 	return nil
 }
@@ -208,7 +204,7 @@ func (s *Store) checkToken(ctx context.Context, method string, key idempotency.S
 		return err
 	}
 	if token == "" {
-		return invalid("redis.Store."+method, token, "the token must not be empty")
+		return argerr.New("redis.Store."+method, token, "the token must not be empty")
 	}
 	return nil
 }
