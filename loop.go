@@ -84,6 +84,12 @@ type outermostKey struct{}
 
 func nestedInOutermost(ctx context.Context) bool { return ctx.Value(outermostKey{}) != nil }
 
+// Deferred reports whether a loop given ctx defers to the code around it (an
+// Outermost loop, or SingleAttempt): it makes one attempt and returns its
+// error unchanged. A hook receives the loop's ctx, and uses this to count a
+// call once when loops nest: the deferred attempt is the outer loop's.
+func Deferred(ctx context.Context) bool { return ctx != nil && nestedInOutermost(ctx) }
+
 // SingleAttempt returns a context with which retry loops make one attempt
 // each and return its error unchanged, for work that must not be repeated —
 // a request that is not idempotent, say — while what surrounds the loop (a
