@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/otelretry"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// otelRetrier returns a Retrier built with opts and a hook recording on a
+// real SDK meter provider (read by a ManualReader, as a Prometheus scrape
+// would read it).
+func otelRetrier(b *testing.B, opts ...retry.Option) *retry.Retrier {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	o, err := otelretry.NewRetrier("bench", otelretry.WithMeterProvider(mp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return must(retry.New(append(opts, retry.WithHook(o.Hook))...))
+}
+
+func nopHook(context.Context, retry.Event) {}
+
+// BenchmarkOTel is the cost of metrics: the same calls without a hook, with
+// a hook that does nothing (the loop's cost of having a hook at all), and
+// with otelretry's hook on the real SDK.
+func BenchmarkOTel(b *testing.B) {
+	ctx := context.Background()
+	flaky := []retry.Option{retry.WithMaxAttempts(attempts), retry.WithBackoff(backoff.Constant(flakyDelay)), retry.WithJitter(jitter.None{})}
+	for _, c := range []struct {
+		name string
+		r    *retry.Retrier
+	}{
+		{"success/plain", must(retry.New())},
+		{"success/nophook", must(retry.New(retry.WithHook(nopHook)))},
+		{"success/otel", otelRetrier(b)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.r.Do(ctx, succeed)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		r    *retry.Retrier
+	}{
+		{"tworetries/plain", must(retry.New(flaky...))},
+		{"tworetries/nophook", must(retry.New(append(flaky, retry.WithHook(nopHook))...))},
+		{"tworetries/otel", otelRetrier(b, flaky...)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				_ = c.r.Do(ctx, func(context.Context) error {
+					if n++; n <= 2 {
+						return errTransient
+					}
+					return nil
+				})
+			}
+		})
+	}
+}
