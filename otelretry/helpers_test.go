@@ -2,6 +2,7 @@ package otelretry_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
@@ -119,3 +120,5 @@ func httpErr(code, retryAfter int) error {
 	}
 	return &classify.StatusError{Code: code, Header: h}
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
