@@ -111,7 +111,7 @@ func (o *Breaker) instruments(m metric.Meter) error {
 // breaker.Settings.OnStateChange; the name it is given is ignored (the
 // Breaker has its own).
 func (o *Breaker) OnStateChange(_ string, from, to breaker.State) {
-	if o == nil {
+	if o == nil || o.transitions == nil {
 		return
 	}
 	f, t := stateIndex(from), stateIndex(to)
@@ -122,7 +122,7 @@ func (o *Breaker) OnStateChange(_ string, from, to breaker.State) {
 // Observe counts err if it is the breaker's refusal (breaker.ErrOpen or
 // breaker.ErrTooManyRequests); any other error, or nil, is not counted.
 func (o *Breaker) Observe(ctx context.Context, err error) {
-	if o == nil || err == nil || ctx == nil {
+	if o == nil || o.rejections == nil || err == nil || ctx == nil {
 		return
 	}
 	switch {
@@ -202,7 +202,7 @@ func (o *Cooldowns) instruments(m metric.Meter) error {
 // OnCooldown counts a cooldown that started. Give it to
 // breaker.CooldownSettings.OnCooldown.
 func (o *Cooldowns) OnCooldown(_ string, _ time.Time, _ error) {
-	if o != nil {
+	if o != nil && o.started != nil {
 		o.started.Add(context.Background(), 1, o.opts...)
 	}
 }
@@ -224,7 +224,7 @@ func (o *Cooldowns) Watch(registry interface{ Len() int }) {
 // Observe counts err if it is a local failure of a key cooling down
 // (breaker.ErrCooldown).
 func (o *Cooldowns) Observe(ctx context.Context, err error) {
-	if o != nil && ctx != nil && err != nil && errors.Is(err, breaker.ErrCooldown) {
+	if o != nil && o.local != nil && ctx != nil && err != nil && errors.Is(err, breaker.ErrCooldown) {
 		o.local.Add(ctx, 1, o.opts...)
 	}
 }

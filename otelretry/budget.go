@@ -36,15 +36,13 @@ func ObserveBudget(name string, b budget.Budget, opts ...Option) (metric.Registr
 	set := metric.WithAttributeSet(attribute.NewSet(KeyBudget.String(name)))
 	switch b := b.(type) {
 	case *budget.TokenBucket:
-		if b == nil {
-			break
+		if b.Validate() == nil {
+			return observeBucket(m, b, set)
 		}
-		return observeBucket(m, b, set)
 	case *budget.Ratio:
-		if b == nil {
-			break
+		if b.Validate() == nil {
+			return observeRatio(m, b, set)
 		}
-		return observeRatio(m, b, set)
 	}
 	return nil, argerr.New("otelretry.ObserveBudget", b, "the budget must be a *budget.TokenBucket or a *budget.Ratio made by its constructor")
 }

@@ -100,9 +100,10 @@ func (o *Queue) instruments(m metric.Meter) error {
 }
 
 // Hooks returns mo with the Queue's hooks added to its OnRecord, OnReplay and
-// OnDepth (after those already set): pass the result to dlq.NewMonitor.
+// OnDepth (after those already set): pass the result to dlq.NewMonitor. A
+// nil or zero Queue returns mo unchanged.
 func (o *Queue) Hooks(mo dlq.MonitorOptions) dlq.MonitorOptions {
-	if o == nil {
+	if o == nil || o.letters == nil { // not made by NewQueue: nothing to add
 		return mo
 	}
 	mo.OnRecord = chain2(mo.OnRecord, o.OnRecord)
@@ -127,7 +128,7 @@ func chain3[A, B, C any](first, then func(A, B, C)) func(A, B, C) {
 
 // OnRecord counts a letter recorded (dlq.MonitorOptions.OnRecord).
 func (o *Queue) OnRecord(ctx context.Context, l dlq.Letter) {
-	if o == nil || ctx == nil {
+	if o == nil || o.letters == nil || ctx == nil {
 		return
 	}
 	source, group := l.Job.Source, l.Group()
@@ -142,7 +143,7 @@ func (o *Queue) OnRecord(ctx context.Context, l dlq.Letter) {
 
 // OnReplay counts a replay and its result (dlq.MonitorOptions.OnReplay).
 func (o *Queue) OnReplay(ctx context.Context, _ string, err error) {
-	if o == nil || ctx == nil {
+	if o == nil || o.replays == nil || ctx == nil {
 		return
 	}
 	o.replays.Add(ctx, 1, o.results[replayResult(err)]...)

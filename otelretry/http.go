@@ -74,7 +74,7 @@ func NewHTTP(name string, opts ...Option) (*HTTP, error) {
 
 // Hook records a. Pass it to httpretry.WithHook.
 func (o *HTTP) Hook(ctx context.Context, a httpretry.Attempt) {
-	if o == nil || ctx == nil {
+	if o == nil || o.attempts == nil || ctx == nil {
 		return
 	}
 	i, j, k := otherMethod, errorClass, 0

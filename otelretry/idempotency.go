@@ -76,7 +76,7 @@ func NewServer(name string, opts ...Option) (*Server, error) {
 
 // Hook records e. Pass it to idempotency.WithHook.
 func (o *Server) Hook(r *http.Request, e idempotency.Event) {
-	if o == nil || r == nil {
+	if o == nil || o.requests == nil || r == nil {
 		return
 	}
 	opts := o.opts[len(serverOutcomes)]

@@ -131,9 +131,10 @@ func (o *Retrier) Name() string { return o.name }
 
 // Hook records e. Pass it to retry.WithHook. A loop that defers to an
 // enclosing Outermost loop (retry.Deferred) is not observed: its one attempt
-// is the enclosing loop's, which counts it. A nil Retrier records nothing.
+// is the enclosing loop's, which counts it. A nil or zero Retrier records
+// nothing.
 func (o *Retrier) Hook(ctx context.Context, e retry.Event) {
-	if o == nil || ctx == nil || retry.Deferred(ctx) {
+	if o == nil || o.duration == nil || ctx == nil || retry.Deferred(ctx) { // nil or zero: not made by NewRetrier
 		return
 	}
 	switch e.Kind {
