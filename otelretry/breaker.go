@@ -82,7 +82,7 @@ func (o *Breaker) precompute(n attribute.KeyValue) {
 }
 
 func (o *Breaker) instruments(m metric.Meter) error {
-	state, err1 := m.Int64ObservableGauge("retry.breaker.state", metric.WithUnit("1"),
+	state, err1 := m.Int64ObservableGauge("retry.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("1 for the state the circuit breaker is in, 0 for the others."))
 	var err2, err3 error
 	o.transitions, err2 = m.Int64Counter("retry.breaker.transitions", metric.WithUnit("{transition}"),
