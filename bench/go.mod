@@ -13,6 +13,8 @@ require (
 	github.com/retrykit/retry v0.0.0-00010101000000-000000000000
 	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -33,9 +35,7 @@ require (
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
-	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	golang.org/x/image v0.30.0 // indirect

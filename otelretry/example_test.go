@@ -166,3 +166,19 @@ func ExampleNewServer() {
 	// retry.idempotency.requests{retry.idempotency.name=orders,retry.idempotency.outcome=executed} 1
 	// retry.idempotency.requests{retry.idempotency.name=orders,retry.idempotency.outcome=replayed} 1
 }
+
+// readmeSnippet is the README's first otelretry snippet, compiled here (the
+// root module's README test cannot import this nested module).
+func readmeSnippet(ctx context.Context, op func(context.Context) error) error {
+	obs, err := otelretry.NewRetrier("payments") // the global meter provider; WithMeterProvider for another
+	if err != nil {
+		return err
+	}
+	r, err := retry.New(retry.WithHook(obs.Hook))
+	if err != nil {
+		return err
+	}
+	return r.Do(ctx, op)
+}
+
+var _ = readmeSnippet
