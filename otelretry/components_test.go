@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/dlq"
@@ -21,6 +23,7 @@ import (
 	"github.com/retrykit/retry/otelretry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 func TestBudgetGauges(t *testing.T) {
@@ -211,19 +214,47 @@ func TestHTTPAttempts(t *testing.T) {
 	s := newSDK(t)
 	oh, err := otelretry.NewHTTP("api", otelretry.WithMeterProvider(s.mp))
 	require.NoError(t, err)
-	ctx := context.Background()
-	for _, a := range []httpretry.Attempt{
-		{Method: "GET", URL: "https://example.com/a?token=1", Number: 1, Status: 503, Elapsed: time.Second},
-		{Method: "GET", URL: "https://example.com/b?token=2", Number: 2, Status: 200, Elapsed: time.Second},
-		{Method: "BREW", URL: "https://example.com/c", Number: 1, Err: errors.New("reset"), Once: "not idempotent"},
-	} {
-		oh.Hook(ctx, a)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(0)))
+	require.NoError(t, err)
+	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.WithHook(oh.Hook))
+	require.NoError(t, err)
+	defer client.CloseIdleConnections()
+	for _, method := range []string{http.MethodGet, http.MethodPost, "BREW"} {
+		req, err := http.NewRequest(method, srv.URL+"/items/42?token=secret", nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
 	}
 	got := s.collect(t)
 	assert.Equal(t, map[string]point{
-		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}":     {Value: 1},
-		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=2xx}":     {Value: 1},
-		"retry.http.attempts{http.request.method=_OTHER,retry.http.name=api,retry.http.once=true,retry.http.status_class=error}": {Value: 1},
-	}, only(got, "retry.http.attempts"))
-	assert.Equal(t, point{Count: 1, Sum: 1}, got["retry.http.attempt.duration{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}"])
+		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}":   {Value: 1},
+		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=2xx}":   {Value: 1},
+		"retry.http.attempts{http.request.method=POST,retry.http.name=api,retry.http.once=true,retry.http.status_class=2xx}":   {Value: 1},
+		"retry.http.attempts{http.request.method=_OTHER,retry.http.name=api,retry.http.once=true,retry.http.status_class=2xx}": {Value: 1},
+	}, only(got, "retry.http.attempts"), "a POST without a key is sent once; an unknown method is _OTHER; no URL in any series")
+	assert.Equal(t, uint64(1), got["retry.http.attempt.duration{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}"].Count)
+}
+
+func TestAnAttemptSpanCarriesTheErrorTypeNotItsText(t *testing.T) {
+	s := newSDK(t)
+	o, err := otelretry.NewRetrier("payments", otelretry.WithMeterProvider(s.mp),
+		otelretry.WithTracerProvider(s.tp), otelretry.WithAttemptSpans())
+	require.NoError(t, err)
+	err = o.Traced(func(context.Context) error { return httpErr(503, -1) })(context.Background())
+	require.Error(t, err)
+	spans := s.spans.Ended()
+	require.Len(t, spans, 1)
+	assert.Contains(t, spans[0].Attributes(), attribute.String("error.type", "*classify.StatusError"))
+	assert.Contains(t, spans[0].Attributes(), attribute.String("retry.name", "payments"))
+	assert.Empty(t, spans[0].Status().Description, "no error text")
 }
