@@ -70,6 +70,7 @@ func TestZeroAndNilObserversDoNothing(t *testing.T) {
 		r.Hook(ctx, ev)
 		r.Hook(nil, ev) //nolint:staticcheck // a nil context is what is tested
 		assert.Nil(t, r.Traced(nil))
+		assert.Empty(t, r.Name())
 		assert.NoError(t, r.Unregister())
 	}
 	for _, b := range []*otelretry.Breaker{nil, {}} {

@@ -81,10 +81,10 @@ func NewRetrier(name string, opts ...RetrierOption) (*Retrier, error) {
 		return nil, err
 	}
 	o := &Retrier{name: name, nameAttr: KeyName.String(name)}
+	o.precompute() // before the callback is registered: a collection may run at once
 	if err := o.instruments(c.mp.Meter(scope)); err != nil {
 		return nil, err
 	}
-	o.precompute()
 	if c.attemptSpans {
 		o.tracer = c.tp.Tracer(scope)
 	}
@@ -97,10 +97,10 @@ func (o *Retrier) instruments(m metric.Meter) error {
 		metric.WithDescription("Duration of a retried call, from just before its first attempt to its end, waits included."),
 		metric.WithExplicitBucketBoundaries(LatencyBuckets...))
 	o.retries, errs[1] = m.Int64Histogram("retry.call.retries", metric.WithUnit("{retry}"),
-		metric.WithDescription("Retries a call made: its attempts after the first."),
+		metric.WithDescription("Retries (attempts after the first) of a call that retried; a call without retries is counted by retry.call.duration alone."),
 		metric.WithExplicitBucketBoundaries(CountBuckets...))
 	o.delay, errs[2] = m.Float64Histogram("retry.call.retry_delay", metric.WithUnit("s"),
-		metric.WithDescription("Time a call spent with no attempt running, between attempts."),
+		metric.WithDescription("Time a call that retried spent with no attempt running, between attempts."),
 		metric.WithExplicitBucketBoundaries(LatencyBuckets...))
 	o.attempts, errs[3] = m.Int64ObservableCounter("retry.attempts", metric.WithUnit("{attempt}"),
 		metric.WithDescription("Attempts made, by verdict and, for a failure, by classification reason."))
@@ -126,8 +126,13 @@ func (o *Retrier) precompute() {
 	o.counts.init(o.nameAttr)
 }
 
-// Name returns the name given to NewRetrier.
-func (o *Retrier) Name() string { return o.name }
+// Name returns the name given to NewRetrier; "" for a nil Retrier.
+func (o *Retrier) Name() string {
+	if o == nil {
+		return ""
+	}
+	return o.name
+}
 
 // Hook records e. Pass it to retry.WithHook. A loop that defers to an
 // enclosing Outermost loop (retry.Deferred) is not observed: its one attempt
