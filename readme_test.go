@@ -9,6 +9,7 @@ import (
 	"go/types"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,7 @@ func TestREADMESnippetsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snippets := goSnippets(string(readme))
+	snippets := rootSnippets(t, goSnippets(string(readme)))
 	if len(snippets) < 10 {
 		t.Fatalf("found %d Go snippets in the README; the extraction is broken", len(snippets))
 	}
@@ -63,7 +64,14 @@ func TestREADMESnippetsDoNotDiscardErrors(t *testing.T) {
 type snippet struct {
 	line int // the README line of the snippet's first line of code
 	code string
+	// elsewhere names the file of a nested module that compiles the
+	// snippet (an HTML comment "<!-- compiled in path -->" just before the
+	// fence): the root module cannot import the nested modules.
+	elsewhere string
 }
+
+// compiledIn is the marker of a snippet that a nested module compiles.
+var compiledIn = regexp.MustCompile(`^<!-- compiled in (\S+) -->$`)
 
 // goSnippets returns the README's ```go blocks.
 func goSnippets(readme string) []snippet {
@@ -73,10 +81,62 @@ func goSnippets(readme string) []snippet {
 		if strings.TrimSpace(lines[i]) != "```go" {
 			continue
 		}
+		var elsewhere string
+		if i > 0 {
+			if m := compiledIn.FindStringSubmatch(strings.TrimSpace(lines[i-1])); m != nil {
+				elsewhere = m[1]
+			}
+		}
 		start := i + 1
 		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
 		}
-		out = append(out, snippet{line: start + 1, code: strings.Join(lines[start:i], "\n")})
+		out = append(out, snippet{line: start + 1, code: strings.Join(lines[start:i], "\n"), elsewhere: elsewhere})
+	}
+	return out
+}
+
+// rootSnippets returns the snippets the root module compiles, and checks
+// that each of the others appears, line for line, in the file that says it
+// compiles it: a snippet cannot drift from the code that checks it.
+func rootSnippets(t *testing.T, all []snippet) []snippet {
+	t.Helper()
+	var out []snippet
+	for _, s := range all {
+		if s.elsewhere == "" {
+			out = append(out, s)
+			continue
+		}
+		src, err := os.ReadFile(s.elsewhere)
+		if err != nil {
+			t.Errorf("README line %d: the snippet says it is compiled in %s: %v", s.line, s.elsewhere, err)
+			continue
+		}
+		if !containsLines(string(src), s.code) {
+			t.Errorf("README line %d: the snippet is not, line for line, in %s, which should compile it", s.line, s.elsewhere)
+		}
+	}
+	return out
+}
+
+// containsLines reports whether the non-blank lines of snippet appear in
+// src consecutively (blank lines and indentation aside).
+func containsLines(src, snippet string) bool {
+	want := nonBlank(snippet)
+	have := nonBlank(src)
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+func nonBlank(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
 	}
 	return out
 }
