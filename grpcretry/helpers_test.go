@@ -11,9 +11,11 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/grpcretry"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 const (
@@ -26,7 +28,8 @@ const (
 type step struct {
 	err     error
 	trailer metadata.MD
-	msgs    int // Watch: messages sent before err (or before ending)
+	msgs    int  // Watch: messages sent before err (or before ending)
+	block   bool // wait for the call's context to end first
 }
 
 // seenCall is what the server saw of one call.
@@ -70,6 +73,10 @@ func (s *scripted) seen() []seenCall {
 
 func (s *scripted) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	st := s.next(ctx, checkMethod)
+	if st.block {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
 	if st.trailer != nil {
 		_ = grpc.SetTrailer(ctx, st.trailer)
 	}
@@ -122,8 +129,13 @@ func dial(t *testing.T, addr string, i *grpcretry.Interceptor, extra ...grpc.Dia
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	cc, err := grpc.NewClient(addr, append(opts, extra...)...)
+	return dialWith(t, addr, append(opts, extra...)...)
+}
+
+// dialWith connects to addr with opts, closed when the test ends.
+func dialWith(t *testing.T, addr string, opts ...grpc.DialOption) healthpb.HealthClient {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecureCreds()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,3 +175,5 @@ func interceptor(t *testing.T, opts ...grpcretry.Option) *grpcretry.Interceptor 
 	}
 	return i
 }
+
+func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
