@@ -103,10 +103,7 @@ func (s *scripted) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_
 // test ends, and returns its address.
 func serve(t *testing.T, h healthpb.HealthServer) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lis := listen(t)
 	s := grpc.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	done := make(chan struct{})
@@ -177,3 +174,13 @@ func interceptor(t *testing.T, opts ...grpcretry.Option) *grpcretry.Interceptor 
 }
 
 func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
+
+// listen opens a loopback listener on a free port.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lis
+}

@@ -205,6 +205,11 @@ func (i *Interceptor) decision(ctx context.Context, err error, trailer metadata.
 	case !ok:
 		return classify.Decision{}
 	case s.Code() == codes.DeadlineExceeded && pastDeadline(ctx):
+		// The context's timer fires any moment now: wait for it, so that the
+		// call ends with the caller's own deadline, as when it came first.
+		if done := ctx.Done(); done != nil {
+			<-done
+		}
 		return classify.Decision{Verdict: classify.Stop, Reason: ReasonCallerDeadline}
 	}
 	return decide(s, trailer)
