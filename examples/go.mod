@@ -1,15 +1,17 @@
 module github.com/retrykit/retry/examples
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.0.0
 	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.85.0
 	modernc.org/sqlite v1.59.0
 )
 
 require (
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -17,7 +19,11 @@ require (
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.75.7 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
@@ -26,6 +32,7 @@ require (
 require (
 	github.com/retrykit/retry/dlq/redis v0.0.0
 	github.com/retrykit/retry/dlq/sqlite v0.0.0
+	github.com/retrykit/retry/grpcretry v0.0.0
 	github.com/retrykit/retry/idempotency/redis v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 )
@@ -37,3 +44,5 @@ replace github.com/retrykit/retry/dlq/sqlite => ../dlq/sqlite
 replace github.com/retrykit/retry/dlq/redis => ../dlq/redis
 
 replace github.com/retrykit/retry/idempotency/redis => ../idempotency/redis
+
+replace github.com/retrykit/retry/grpcretry => ../grpcretry
