@@ -178,7 +178,7 @@ func keyed(ctx context.Context) (context.Context, error) {
 
 // failed turns an attempt's error into a classified one. sent reports that
 // the attempt had a transport stream: the server may have seen it.
-func (i *Interceptor) failed(ctx context.Context, err error, trailer metadata.MD, sent, idempotent bool) error {
+func (i *Interceptor) failed(ctx context.Context, err error, trailer metadata.MD, sent bool, method string) error {
 	d := i.decision(ctx, err, trailer)
 	if d.Verdict == classify.NoOpinion {
 		return err // not a status: the Retrier's classifiers decide
@@ -188,7 +188,7 @@ func (i *Interceptor) failed(ctx context.Context, err error, trailer metadata.MD
 		// processed; a Timeout decision is retried only for idempotent or
 		// keyed work (the loop checks the key and retry.Idempotent()).
 		// One that never left the client repeats nothing.
-		d.Timeout = sent && !idempotent
+		d.Timeout = sent && !i.isIdempotent(method)
 	}
 	return classify.Mark(err, d)
 }

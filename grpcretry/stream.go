@@ -42,7 +42,6 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 		return nil, err
 	}
 	s := &clientStream{i: i, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts}
-	s.idempotent = i.isIdempotent(method)
 	s.key = callKey(cc, method)
 	if desc.ServerStreams && !desc.ClientStreams || i.replayable[method] {
 		return s, nil // opened by the first RecvMsg
@@ -55,15 +54,14 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 
 // clientStream is a stream retried until its first message.
 type clientStream struct {
-	i          *Interceptor
-	ctx        context.Context // the caller's, with the call's key
-	desc       *grpc.StreamDesc
-	cc         *grpc.ClientConn
-	method     string
-	streamer   grpc.Streamer
-	opts       []grpc.CallOption
-	key        breaker.HostModel
-	idempotent bool
+	i        *Interceptor
+	ctx      context.Context // the caller's, with the call's key
+	desc     *grpc.StreamDesc
+	cc       *grpc.ClientConn
+	method   string
+	streamer grpc.Streamer
+	opts     []grpc.CallOption
+	key      breaker.HostModel
 
 	mu     sync.Mutex // guards what a concurrent SendMsg shares with an attempt
 	cur    grpc.ClientStream
@@ -155,7 +153,7 @@ func (s *clientStream) failed(actx context.Context, err error, trailer metadata.
 	if actx.Err() != nil && s.ctx.Err() == nil {
 		err = fmt.Errorf("%w (the stream said: %v)", status.Error(codes.DeadlineExceeded, "grpcretry: no message within the attempt timeout"), err)
 	}
-	return s.i.failed(s.ctx, err, trailer, sent, s.idempotent)
+	return s.i.failed(s.ctx, err, trailer, sent, s.method)
 }
 
 // replay sends again what the caller sent, on a new attempt's stream.

@@ -2,12 +2,12 @@ package grpcretry
 
 import (
 	"context"
+	"sync"
 
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 )
 
 // Unary is a grpc.UnaryClientInterceptor: it makes the call through the
@@ -29,10 +29,11 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 		return err
 	}
 	c := unary{i: i, ctx: ctx, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
-	c.idempotent = i.isIdempotent(method)
 	if i.breakers != nil || i.cooldowns != nil {
 		c.key = callKey(cc, method)
 	}
+	c.seen = seenPool.Get().(*seen)
+	defer c.seen.release()
 	return i.run(ctx, c.key, c.attempt)
 }
 
@@ -44,7 +45,8 @@ func callKey(cc *grpc.ClientConn, method string) breaker.HostModel {
 	return breaker.HostModel{Host: cc.Target(), Model: method}
 }
 
-// unary is one unary call: one call of the retry loop.
+// unary is one unary call: one call of the retry loop. It stays on
+// Unary's stack: the Retrier keeps no reference to its operation.
 type unary struct {
 	i          *Interceptor
 	ctx        context.Context // the caller's, with the call's key
@@ -54,32 +56,43 @@ type unary struct {
 	invoker    grpc.UnaryInvoker
 	opts       []grpc.CallOption
 	key        breaker.HostModel
-	idempotent bool
-	seen       seen
+	seen       *seen
 }
 
-// seen is what an attempt tells about itself through call options: its
-// peer, set only if it had a transport stream (the server may have seen
-// it), and its trailer (the server's pushback). One allocation per call
-// holds both, and the options when the caller passed none.
+// seen is what an attempt tells about itself through a grpc.Trailer call
+// option: the server's trailer (its pushback) and, by its presence, that
+// the attempt had a transport stream — the server may have seen it. grpc-go
+// fills a trailer option only for an attempt that had one, with a new,
+// non-nil map. The seen values are pooled, with room for the caller's
+// options: a call that succeeds allocates nothing here (the pool, and
+// reading the Peer as well, cost 1 and 3 allocations per call in
+// bench: GRPCSuccess/retry, 2026-12-01).
 type seen struct {
-	peer    peer.Peer
 	trailer metadata.MD
-	own     [2]grpc.CallOption
+	opt     grpc.CallOption // grpc.Trailer(&trailer), made once
+	own     [4]grpc.CallOption
 }
 
-// options returns the caller's options and the two that fill s, and clears
-// what a previous attempt left.
+var seenPool = sync.Pool{New: func() any {
+	s := new(seen)
+	s.opt = grpc.Trailer(&s.trailer)
+	return s
+}}
+
+// options returns the caller's options and the trailer's, and clears what a
+// previous attempt left.
 func (s *seen) options(caller []grpc.CallOption) []grpc.CallOption {
-	s.peer, s.trailer = peer.Peer{}, nil
-	if len(caller) == 0 {
-		s.own = [2]grpc.CallOption{grpc.Peer(&s.peer), grpc.Trailer(&s.trailer)}
-		return s.own[:]
-	}
-	return append(caller[:len(caller):len(caller)], grpc.Peer(&s.peer), grpc.Trailer(&s.trailer))
+	s.trailer = nil
+	return append(append(s.own[:0], caller...), s.opt)
 }
 
-func (s *seen) sent() bool { return s.peer.Addr != nil }
+func (s *seen) sent() bool { return s.trailer != nil }
+
+// release returns s to the pool, keeping nothing of the call.
+func (s *seen) release() {
+	s.trailer, s.own = nil, [4]grpc.CallOption{}
+	seenPool.Put(s)
+}
 
 // attempt makes one attempt: checked against the cooldowns, then invoked.
 func (c *unary) attempt(actx context.Context) error {
@@ -92,7 +105,9 @@ func (c *unary) attempt(actx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	err = c.i.failed(c.ctx, err, c.seen.trailer, c.seen.sent(), c.idempotent)
+	// Whether the method is idempotent matters only now: a call that
+	// succeeds does not look it up (a map lookup, 20 ns of 115).
+	err = c.i.failed(c.ctx, err, c.seen.trailer, c.seen.sent(), c.method)
 	c.i.observe(c.key, err)
 	return err
 }
