@@ -31,7 +31,9 @@ func grpcUnary(name string) grpc.UnaryClientInterceptor {
 }
 
 // okHealth answers every Check at once.
-type okHealth struct{ healthpb.UnimplementedHealthServer }
+type okHealth struct {
+	healthpb.UnimplementedHealthServer
+}
 
 var serving = &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}
 
