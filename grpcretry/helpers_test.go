@@ -184,3 +184,8 @@ func listen(t *testing.T) net.Listener {
 	}
 	return lis
 }
+
+// metadataKey returns a context whose outgoing metadata carries key.
+func metadataKey(key string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), grpcretry.MetadataKey, key)
+}
