@@ -28,8 +28,9 @@ const (
 type step struct {
 	err     error
 	trailer metadata.MD
-	msgs    int  // Watch: messages sent before err (or before ending)
-	block   bool // wait for the call's context to end first
+	msgs    int           // Watch: messages sent before err (or before ending)
+	block   bool          // wait for the call's context to end first
+	hold    chan struct{} // Watch: wait for it to close after the first message
 }
 
 // seenCall is what the server saw of one call.
@@ -91,9 +92,20 @@ func (s *scripted) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_
 	if st.trailer != nil {
 		stream.SetTrailer(st.trailer)
 	}
-	for range st.msgs {
+	if st.block {
+		<-stream.Context().Done()
+		return status.FromContextError(stream.Context().Err()).Err()
+	}
+	for n := range st.msgs {
 		if err := stream.Send(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}); err != nil {
 			return err
+		}
+		if n == 0 && st.hold != nil {
+			select {
+			case <-st.hold:
+			case <-stream.Context().Done():
+				return stream.Context().Err()
+			}
 		}
 	}
 	return st.err

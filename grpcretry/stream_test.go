@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/grpcretry"
@@ -189,4 +190,31 @@ func TestAClientStreamIsReplayedOnlyWhenDeclaredReplayable(t *testing.T) {
 			t.Errorf("calls read %v messages, want [3 3]", reads)
 		}
 	})
+}
+
+// The Retrier's attempt timeout bounds the wait for the first message
+// only: a first attempt that sends nothing in time is retried; the stream
+// that delivered its first message outlives the attempt timeout.
+func TestAnAttemptTimeoutBoundsOnlyTheWaitForTheFirstMessage(t *testing.T) {
+	hold := make(chan struct{})
+	srv := &scripted{steps: []step{{block: true}, {msgs: 2, hold: hold}}}
+	r := fast(t, nil, retry.WithAttemptTimeout(20*time.Millisecond))
+	i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(watchMethod))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := dial(t, serve(t, srv), i).Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); err != nil {
+		t.Fatalf("first message: %v", err)
+	}
+	time.Sleep(40 * time.Millisecond) // past the attempt timeout
+	close(hold)
+	if _, err := w.Recv(); err != nil {
+		t.Errorf("second message, after the attempt timeout: %v", err)
+	}
+	if got := len(srv.seen()); got != 2 {
+		t.Errorf("server saw %d calls, want 2", got)
+	}
 }
