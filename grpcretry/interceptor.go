@@ -163,7 +163,8 @@ func keyed(ctx context.Context) (context.Context, error) {
 	ctxKey, inCtx := retry.IdempotencyKey(ctx)
 	if vs := metadata.ValueFromOutgoingContext(ctx, MetadataKey); len(vs) > 0 {
 		if len(vs) > 1 {
-			return ctx, argerr.New("grpcretry: outgoing metadata "+MetadataKey, len(vs), "must have one value")
+			return ctx, argerr.New("grpcretry.Interceptor", fmt.Sprintf("%d values of the outgoing metadata %q", len(vs), MetadataKey),
+				"a call has one idempotency key")
 		}
 		if vs[0] == ctxKey {
 			return ctx, nil
