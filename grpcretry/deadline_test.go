@@ -87,3 +87,38 @@ func TestNothingIsRetriedOnceTheCallersDeadlineIsGone(t *testing.T) {
 		t.Errorf("server saw %d calls, want 1", got)
 	}
 }
+
+// A call whose context ended — before it began, or while it waited to
+// retry — has the context's status, as grpc-go reports it, and still
+// unwraps to the loop's error with the last attempt's.
+func TestACallWhoseContextEndedHasTheContextsStatus(t *testing.T) {
+	t.Run("cancelled before the first attempt", func(t *testing.T) {
+		srv := &scripted{}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := dial(t, serve(t, srv), interceptor(t)).Check(ctx, &healthpb.HealthCheckRequest{})
+		var ended *grpcretry.EndedError
+		if status.Code(err) != codes.Canceled || !errors.As(err, &ended) || len(srv.seen()) != 0 {
+			t.Errorf("err = %v (code %v) after %d calls, want CANCELLED before any", err, status.Code(err), len(srv.seen()))
+		}
+	})
+	t.Run("cancelled while waiting to retry", func(t *testing.T) {
+		srv := &scripted{steps: []step{{err: unavailable}}}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := fast(t, nil, retry.WithHook(func(_ context.Context, e retry.Event) {
+			if e.Kind == retry.RetryScheduled {
+				cancel() // the caller gives up during the wait
+			}
+		}))
+		i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(checkMethod))
+		_, err := dial(t, serve(t, srv), i).Check(ctx, &healthpb.HealthCheckRequest{})
+		var rerr *retry.Error
+		if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) || !errors.As(err, &rerr) {
+			t.Fatalf("err = %v (code %v), want CANCELLED unwrapping to a *retry.Error", err, status.Code(err))
+		}
+		if status.Code(rerr.Last) != codes.Unavailable || rerr.Attempts != 1 {
+			t.Errorf("last = %v after %d attempts, want the UNAVAILABLE of attempt 1", rerr.Last, rerr.Attempts)
+		}
+	})
+}

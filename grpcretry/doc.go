@@ -16,7 +16,9 @@
 // Every attempt runs under the call's context: its deadline, which the
 // server sees, and the Retrier's attempt timeout, if any. A failed call
 // returns the *retry.Error that ended it; status.Code and status.FromError
-// find the last attempt's status through it.
+// find the last attempt's status through it. A call that the caller's
+// context ended returns an *EndedError around it, whose status is the
+// context's (CANCELLED, DEADLINE_EXCEEDED), as grpc-go reports such a call.
 //
 // # The status table
 //

@@ -77,3 +77,12 @@ func TestABadOptionNamesItself(t *testing.T) {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }
+
+// The zero and nil EndedError do not panic.
+func TestAZeroEndedErrorIsUsable(t *testing.T) {
+	for _, e := range []*grpcretry.EndedError{nil, {}} {
+		if e.Error() == "" || e.GRPCStatus() == nil || e.Unwrap() != nil {
+			t.Errorf("%#v: %q, %v, %v", e, e.Error(), e.GRPCStatus(), e.Unwrap())
+		}
+	}
+}

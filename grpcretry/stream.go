@@ -47,7 +47,7 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 		return s, nil // opened by the first RecvMsg
 	}
 	if err := i.run(ctx, s.key, s.openOnly); err != nil {
-		return nil, err
+		return nil, endedBy(ctx, err)
 	}
 	return s.cur, nil
 }
@@ -190,7 +190,7 @@ func (s *clientStream) start(m any) error {
 	switch {
 	case err != nil:
 		s.drop()
-		return err
+		return endedBy(s.ctx, err)
 	case s.eof:
 		s.end(io.EOF)
 		return io.EOF

@@ -13,8 +13,9 @@ import (
 // Unary is a grpc.UnaryClientInterceptor: it makes the call through the
 // Retrier, each attempt under the call's context (its deadline, and the
 // Retrier's attempt timeout if any), and returns nil or the *retry.Error
-// that ended the call. status.Code and status.FromError see the last
-// attempt's status through it.
+// that ended the call; status.Code and status.FromError see the last
+// attempt's status through it. When the caller's context ended the call,
+// the *retry.Error comes in an *EndedError, whose status is the context's.
 func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	i, err := i.ready()
 	switch {
@@ -34,7 +35,10 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 	}
 	c.seen = seenPool.Get().(*seen)
 	defer c.seen.release()
-	return i.run(ctx, c.key, c.attempt)
+	if err := i.run(ctx, c.key, c.attempt); err != nil {
+		return endedBy(ctx, err)
+	}
+	return nil
 }
 
 // callKey is the breaker and cooldown key of a call: its target and method.
