@@ -78,6 +78,8 @@ func New(opts ...Option) (*Interceptor, error) {
 // loops never multiply: with both on, a call that keeps failing is made
 // grpc-go's maxAttempts times i's. grpc-go's transparent retry of a call
 // that never left the client stays on, as it must: it repeats nothing.
+// Interceptors chained after these run once per attempt; those chained
+// before them, once per call.
 func (i *Interceptor) DialOptions() ([]grpc.DialOption, error) {
 	if _, err := i.ready(); err != nil {
 		return nil, err
