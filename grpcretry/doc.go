@@ -90,7 +90,8 @@
 // bidirectional calls are not replayed: only their opening, which sends no
 // message, is retried — unless WithReplayableStreams names them; then what
 // the caller sent before the first reply is kept and sent again on each new
-// attempt.
+// attempt, up to MaxReplay bytes (grpc-go's retry buffer): past it, the
+// stream is sent once.
 //
 // # Breakers, cooldowns and budgets
 //
@@ -137,7 +138,7 @@
 //	| server streaming       | until the first message;     | until the first header or   | until the first message;    |
 //	|                        | partial output in the error  | message                     | error as is                 |
 //	| client/bidi streaming  | opening only, or replayed    | replayed, up to a 256 KiB   | refused (UNIMPLEMENTED)     |
-//	|                        | when declared (no size cap)  | buffer per call             | unless retries are off      |
+//	|                        | when declared, up to 256 KiB | buffer per call             | unless retries are off      |
 //	| budget across calls    | retry.WithBudget (token      | retryThrottling per channel | none                        |
 //	|                        | bucket or ratio, shared)     |                             |                             |
 //	| breaker, cooldown      | per (target, method)         | none                        | none                        |

@@ -53,8 +53,8 @@ func WithIdempotentMethods(methods ...string) Option {
 // WithReplayableStreams declares client-streaming and bidirectional methods
 // whose sent messages may be sent again: such a stream keeps what it sent
 // until the first message arrives, and a failure before that reopens the
-// stream and sends them again. Messages are kept by reference: the caller
-// must not modify one after sending it.
+// stream and sends them again, up to MaxReplay bytes. Messages are kept by
+// reference: the caller must not modify one after sending it.
 func WithReplayableStreams(methods ...string) Option {
 	return methodList("grpcretry.WithReplayableStreams", methods, func(i *Interceptor) *map[string]bool { return &i.replayable })
 }

@@ -8,12 +8,14 @@ import (
 	"sync"
 
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // Stream is a grpc.StreamClientInterceptor.
@@ -67,7 +69,11 @@ type clientStream struct {
 	cur    grpc.ClientStream
 	cancel context.CancelFunc // ends cur's context
 	sent   []any              // what the caller sent before the first message
+	size   int                // their size, as far as it is known (proto messages)
 	closed bool               // the caller called CloseSend
+	// overflow: more than MaxReplay was sent before the first message; the
+	// stream is no longer replayed, and keeps nothing once it is sent.
+	overflow bool
 
 	first     any  // where the first RecvMsg wants its message
 	committed bool // a message arrived, or the stream was opened once: no more retries
@@ -153,7 +159,28 @@ func (s *clientStream) failed(actx context.Context, err error, trailer metadata.
 	if actx.Err() != nil && s.ctx.Err() == nil {
 		err = fmt.Errorf("%w (the stream said: %v)", status.Error(codes.DeadlineExceeded, "grpcretry: no message within the attempt timeout"), err)
 	}
+	if s.overflow && sent {
+		return classify.Mark(err, classify.Decision{Verdict: classify.Stop, Reason: ReasonReplayOverflow})
+	}
 	return s.i.failed(s.ctx, err, trailer, sent, s.method)
+}
+
+// MaxReplay is how many bytes of messages a replayed stream keeps before its
+// first reply, as grpc-go's retry buffer (256 KiB per call): past it, the
+// stream is sent once. Messages that are not proto messages are not counted.
+const MaxReplay = 256 << 10
+
+// ReasonReplayOverflow: a stream failed before its first message after
+// sending more than MaxReplay, which is not kept to be sent again.
+const ReasonReplayOverflow = "grpc stream: too much sent to replay"
+
+// keep keeps m to be sent again, and counts it against MaxReplay.
+func (s *clientStream) keep(m any) {
+	s.sent = append(s.sent, m)
+	if pm, ok := m.(proto.Message); ok {
+		s.size += proto.Size(pm)
+	}
+	s.overflow = s.overflow || s.size > MaxReplay
 }
 
 // replay sends again what the caller sent, on a new attempt's stream.
@@ -162,6 +189,9 @@ func (s *clientStream) replay(cs grpc.ClientStream) error {
 		if err := cs.SendMsg(m); err != nil && !errors.Is(err, io.EOF) {
 			return err // io.EOF: the stream ended; RecvMsg says why
 		}
+	}
+	if s.overflow {
+		s.sent = nil // sent once; a failure now ends the call
 	}
 	if s.closed {
 		return cs.CloseSend()
@@ -247,9 +277,12 @@ func (s *clientStream) SendMsg(m any) error {
 	s.mu.Lock()
 	if !s.committed {
 		defer s.mu.Unlock()
-		s.sent = append(s.sent, m)
+		s.keep(m)
 		if s.cur == nil {
 			return nil // sent when the stream opens
+		}
+		if s.overflow {
+			s.sent = nil // sent now, and never again
 		}
 		if err := s.cur.SendMsg(m); err != nil && !errors.Is(err, io.EOF) {
 			return err

@@ -153,15 +153,18 @@ func serveInputs(t *testing.T, srv *inputs, i *grpcretry.Interceptor) testpb.Tes
 	return testpb.NewTestServiceClient(cc)
 }
 
-func sendAll(t *testing.T, client testpb.TestServiceClient) (*testpb.StreamingInputCallResponse, error) {
+func sendAll(t *testing.T, client testpb.TestServiceClient, bodies ...string) (*testpb.StreamingInputCallResponse, error) {
 	t.Helper()
+	if len(bodies) == 0 {
+		bodies = []string{"a", "bb", "ccc"}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	up, err := client.StreamingInputCall(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, body := range []string{"a", "bb", "ccc"} {
+	for _, body := range bodies {
 		if err := up.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: []byte(body)}}); err != nil {
 			return nil, err
 		}
@@ -216,5 +219,22 @@ func TestAnAttemptTimeoutBoundsOnlyTheWaitForTheFirstMessage(t *testing.T) {
 	}
 	if got := len(srv.seen()); got != 2 {
 		t.Errorf("server saw %d calls, want 2", got)
+	}
+}
+
+// Past MaxReplay bytes sent before the first reply, a replayable stream is
+// sent once, as grpc-go's retry buffer does: its memory stays bounded.
+func TestAReplayableStreamThatSentTooMuchIsNotReplayed(t *testing.T) {
+	const method = "/grpc.testing.TestService/StreamingInputCall"
+	srv := &inputs{}
+	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())), grpcretry.WithReplayableStreams(method))
+	big := string(make([]byte, 100<<10))
+	_, err := sendAll(t, serveInputs(t, srv, i), big, big, big)
+	var rerr *retry.Error
+	if !errors.As(err, &rerr) || rerr.Decision.Reason != grpcretry.ReasonReplayOverflow || status.Code(err) != codes.Unavailable {
+		t.Fatalf("err = %v, want the UNAVAILABLE, not retried: %s", err, grpcretry.ReasonReplayOverflow)
+	}
+	if reads := srv.calls(); len(reads) != 1 || reads[0] != 3 {
+		t.Errorf("calls read %v messages, want [3]", reads)
 	}
 }
