@@ -222,8 +222,9 @@ func TestAnAttemptTimeoutBoundsOnlyTheWaitForTheFirstMessage(t *testing.T) {
 	}
 }
 
-// Past MaxReplay bytes sent before the first reply, a replayable stream is
-// sent once, as grpc-go's retry buffer does: its memory stays bounded.
+// grpc-go TestRetryStreaming, "Overflowing buffer - no retry", which we
+// agree with: past MaxReplay bytes sent before the first reply, a
+// replayable stream is sent once, so that its memory stays bounded.
 func TestAReplayableStreamThatSentTooMuchIsNotReplayed(t *testing.T) {
 	const method = "/grpc.testing.TestService/StreamingInputCall"
 	srv := &inputs{}
