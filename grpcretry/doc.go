@@ -75,7 +75,9 @@
 // transport stream) may have been processed. For a call that is neither
 // idempotent nor keyed, its failure is a "may still be running" decision
 // (classify.Decision.Timeout), which the loop retries only under
-// retry.Idempotent(); otherwise the call ends with retry.ErrNotIdempotent. An
+// retry.Idempotent(); otherwise the call ends with retry.ErrNotIdempotent —
+// the error of a timed-out attempt, for the same reason: the server may
+// still be running it. An
 // attempt that never left the client — no connection, the picker failed it —
 // repeats nothing and is retried by the table, whatever the method. (A call
 // refused by the server before its application saw it, REFUSED_STREAM or
