@@ -9,14 +9,23 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/retrykit/retry v0.0.0-00010101000000-000000000000
+	github.com/retrykit/retry v0.0.0
 	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/grpc v1.85.0
+)
+
+require (
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -33,14 +42,16 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/retrykit/retry/grpcretry v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace github.com/retrykit/retry/otelretry => ../otelretry
+
+replace github.com/retrykit/retry/grpcretry => ../grpcretry

@@ -10,6 +10,7 @@ require (
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.85.0
 	modernc.org/sqlite v1.59.0
 )
 
@@ -36,7 +37,10 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.75.7 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
@@ -46,6 +50,7 @@ require (
 require (
 	github.com/retrykit/retry/dlq/redis v0.0.0
 	github.com/retrykit/retry/dlq/sqlite v0.0.0
+	github.com/retrykit/retry/grpcretry v0.0.0
 	github.com/retrykit/retry/idempotency/redis v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 )
@@ -59,3 +64,5 @@ replace github.com/retrykit/retry/dlq/redis => ../dlq/redis
 replace github.com/retrykit/retry/idempotency/redis => ../idempotency/redis
 
 replace github.com/retrykit/retry/otelretry => ../otelretry
+
+replace github.com/retrykit/retry/grpcretry => ../grpcretry

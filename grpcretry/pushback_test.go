@@ -1,0 +1,90 @@
+package grpcretry_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/grpcretry"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+func pushbackMS(v ...string) metadata.MD { return metadata.MD{grpcretry.PushbackTrailer: v} }
+
+func withRetryInfo(code codes.Code, d time.Duration) error {
+	s, err := status.New(code, "scripted: come back later").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)})
+	if err != nil {
+		panic(err)
+	}
+	return s.Err()
+}
+
+// The server's wait — the pushback trailer or a RetryInfo detail — is
+// authoritative, like Retry-After: never retry earlier; a wait over the
+// policy's MaxDelay (here 1s) is returned, not slept; a negative or
+// malformed pushback means "do not retry".
+func TestServerPushback(t *testing.T) {
+	rows := []struct {
+		name      string
+		fail      step
+		calls     int
+		stop      error         // nil: the second attempt succeeds
+		waitAtLst time.Duration // the wait before the second attempt, at least
+		retryAftr time.Duration // in the *retry.Error
+		reason    string
+	}{
+		{name: "a trailer in range is waited", fail: step{err: unavailable, trailer: pushbackMS("20")}, calls: 2, waitAtLst: 20 * time.Millisecond},
+		{name: "a RetryInfo in range is waited", fail: step{err: withRetryInfo(codes.Unavailable, 20*time.Millisecond)}, calls: 2, waitAtLst: 20 * time.Millisecond},
+		{name: "the longer of the two is waited", fail: step{err: withRetryInfo(codes.Unavailable, 30*time.Millisecond), trailer: pushbackMS("10")}, calls: 2, waitAtLst: 30 * time.Millisecond},
+		{name: "RESOURCE_EXHAUSTED with a trailer is retried", fail: step{err: status.Error(codes.ResourceExhausted, "rate"), trailer: pushbackMS("5")}, calls: 2, waitAtLst: 5 * time.Millisecond},
+		{name: "RESOURCE_EXHAUSTED with a RetryInfo is retried", fail: step{err: withRetryInfo(codes.ResourceExhausted, 5*time.Millisecond)}, calls: 2, waitAtLst: 5 * time.Millisecond},
+		{name: "RESOURCE_EXHAUSTED without a wait is final, like a spend cap", fail: step{err: status.Error(codes.ResourceExhausted, "quota")}, calls: 1, stop: retry.ErrPermanent, reason: grpcretry.ReasonResourceExhausted},
+		{name: "a trailer too long is returned, not slept", fail: step{err: unavailable, trailer: pushbackMS("60000")}, calls: 1, stop: retry.ErrWaitTooLong, retryAftr: time.Minute},
+		{name: "a RetryInfo too long is returned, not slept", fail: step{err: withRetryInfo(codes.Unavailable, time.Hour)}, calls: 1, stop: retry.ErrWaitTooLong, retryAftr: time.Hour},
+		{name: "a huge trailer saturates", fail: step{err: unavailable, trailer: pushbackMS("99999999999999999999")}, calls: 1, stop: retry.ErrWaitTooLong},
+		{name: "a negative trailer means do not retry", fail: step{err: unavailable, trailer: pushbackMS("-1")}, calls: 1, stop: retry.ErrPermanent, reason: grpcretry.ReasonPushbackStop},
+		{name: "a malformed trailer means do not retry", fail: step{err: unavailable, trailer: pushbackMS("soon")}, calls: 1, stop: retry.ErrPermanent, reason: grpcretry.ReasonPushbackStop},
+		{name: "two trailer values mean do not retry", fail: step{err: unavailable, trailer: pushbackMS("1", "2")}, calls: 1, stop: retry.ErrPermanent, reason: grpcretry.ReasonPushbackStop},
+		{name: "a pushback does not make a final code retryable", fail: step{err: status.Error(codes.InvalidArgument, "bad"), trailer: pushbackMS("1")}, calls: 1, stop: retry.ErrPermanent, reason: grpcretry.ReasonInvalidArgument},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			var events []retry.Event
+			srv := &scripted{steps: []step{row.fail, {}}}
+			r := fast(t, &events, retry.WithMaxDelay(time.Second))
+			i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(checkMethod))
+			_, err := dial(t, serve(t, srv), i).Check(context.Background(), &healthpb.HealthCheckRequest{})
+			if got := len(srv.seen()); got != row.calls {
+				t.Errorf("server saw %d calls, want %d", got, row.calls)
+			}
+			if row.stop == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range events {
+					if e.Kind == retry.RetryScheduled && e.Delay < row.waitAtLst {
+						t.Errorf("waited %v, want at least the server's %v", e.Delay, row.waitAtLst)
+					}
+				}
+				return
+			}
+			var rerr *retry.Error
+			if !errors.Is(err, row.stop) || !errors.As(err, &rerr) {
+				t.Fatalf("err = %v, want %v", err, row.stop)
+			}
+			if row.retryAftr > 0 && rerr.RetryAfter != row.retryAftr {
+				t.Errorf("RetryAfter = %v, want %v", rerr.RetryAfter, row.retryAftr)
+			}
+			if row.reason != "" && rerr.Decision.Reason != row.reason {
+				t.Errorf("reason = %q, want %q", rerr.Decision.Reason, row.reason)
+			}
+		})
+	}
+}
