@@ -20,10 +20,11 @@ var (
 	ErrExhausted = errors.New("attempts exhausted")
 	// ErrPermanent: the failure is not transient (a classifier said stop).
 	ErrPermanent = errors.New("not retryable")
-	// ErrNotIdempotent: an attempt timed out and the operation may still be
-	// running; it was not retried because it is neither marked idempotent
-	// nor carries an idempotency key.
-	ErrNotIdempotent = errors.New("attempt timed out and the operation may still be running; " +
+	// ErrNotIdempotent: the failed attempt may have reached the server (it
+	// timed out, or failed after it was sent), so the operation may still be
+	// running or may have taken effect; it was not retried because it is
+	// neither marked idempotent nor carries an idempotency key.
+	ErrNotIdempotent = errors.New("the attempt may have reached the server, so the operation may still be running or have taken effect; " +
 		"not retried because it is neither idempotent nor keyed (mark it retry.Idempotent, or give the call an idempotency key, to make it retryable)")
 	// ErrClassLimit: this kind of failure used up the retries its class
 	// allows in a row (an HTTP 500 is retried once), whatever MaxAttempts says.
