@@ -154,6 +154,11 @@ func (r *Retrier) Hedge(ctx context.Context, op func(context.Context) error) (St
 	return st, err
 }
 
+// Hedging reports whether the Retrier hedges (WithHedging), so that code
+// handed a Retrier — a transport, say — knows to call Hedge. A nil Retrier
+// does not.
+func (r *Retrier) Hedging() bool { return r != nil && r.hedging != nil }
+
 // HedgeValue is Value with hedging (see Hedge): it returns the value of the
 // first attempt that succeeded, or the zero value if none did.
 func HedgeValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, error)) (T, Stats, error) {

@@ -291,3 +291,25 @@ func TestAdaptiveDelayLearnsThePercentile(t *testing.T) {
 		assert.InDelta(t, float64(2*ms), float64(a.Next()), float64(ms)/4)
 	})
 }
+
+func TestHedgeBadArgumentsDoNotPanic(t *testing.T) {
+	ran := false
+	op := func(context.Context) error { ran = true; return nil }
+	vop := func(context.Context) (int, error) { ran = true; return 0, nil }
+	var nilRetrier *retry.Retrier
+	var nilCtx context.Context
+	for _, r := range []*retry.Retrier{hedging(t, ms, 2), new(retry.Retrier)} {
+		for name, call := range map[string]func() error{
+			"(*Retrier)(nil).Hedge":           func() error { _, err := nilRetrier.Hedge(t.Context(), op); return err },
+			"HedgeValue with a nil Retrier":   func() error { _, _, err := retry.HedgeValue(t.Context(), nilRetrier, vop); return err },
+			"(*Retrier).Hedge with a nil op":  func() error { _, err := r.Hedge(t.Context(), nil); return err },
+			"(*Retrier).Hedge with a nil ctx": func() error { _, err := r.Hedge(nilCtx, op); return err },
+			"HedgeValue with a nil op":        func() error { _, _, err := retry.HedgeValue[int](t.Context(), r, nil); return err },
+			"HedgeValue with a nil ctx":       func() error { _, _, err := retry.HedgeValue(nilCtx, r, vop); return err },
+		} {
+			assert.ErrorIs(t, call(), retry.ErrInvalid, name)
+		}
+	}
+	assert.False(t, ran, "nothing ran")
+	assert.False(t, nilRetrier.Hedging())
+}

@@ -13,7 +13,7 @@ const (
 	DefaultPercentile = 0.95
 	DefaultFloor      = time.Millisecond
 	DefaultCap        = time.Second
-	DefaultWindow     = 256
+	DefaultWindow     = 1024
 )
 
 // AdaptiveConfig configures an Adaptive delay. Zero fields take the defaults
@@ -30,7 +30,10 @@ type AdaptiveConfig struct {
 	Cap time.Duration
 	// Window is how many calls pass between two estimates; each estimate also
 	// halves the weight of older latencies, so the sketch follows the last
-	// few windows. At least 16; 0 means 256.
+	// few windows. At least 16; 0 means 1024. Make it larger than the bursts
+	// of calls that finish together (the keys of one fan-out): an estimate
+	// made at the end of a burst sees its slow calls and few of its fast
+	// ones, and comes out too high.
 	Window int
 }
 
@@ -44,7 +47,7 @@ func (c AdaptiveConfig) Validate() error {
 	case c.Cap < 0:
 		return argerr.Field("hedge.AdaptiveConfig.Cap", c.Cap, "must not be negative")
 	case c.Window < 0 || c.Window > 0 && c.Window < minWindow:
-		return argerr.Field("hedge.AdaptiveConfig.Window", c.Window, "must be at least 16, or 0 for the default 256")
+		return argerr.Field("hedge.AdaptiveConfig.Window", c.Window, "must be at least 16, or 0 for the default 1024")
 	}
 	if c.withDefaults().Cap < c.withDefaults().Floor {
 		return argerr.Field("hedge.AdaptiveConfig.Cap", c.Cap, "must not be below the floor")

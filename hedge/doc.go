@@ -21,7 +21,7 @@
 //	| Percentile | 0.95: hedge the slowest 5% of calls                        |
 //	| Floor      | 1ms                                                        |
 //	| Cap        | 1s; also the delay until the first estimate (16 calls)     |
-//	| Window     | 256 calls between estimates; each halves older latencies'  |
+//	| Window     | 1024 calls between estimates; each halves older latencies' |
 //	|            | weight                                                     |
 //
 // Any type with Next and Observe is a Delay. Delays validate themselves

@@ -55,7 +55,7 @@ func TestNilAndZeroValuesAreInvalidAndDoNothing(t *testing.T) {
 func TestAdaptiveDefaults(t *testing.T) {
 	a, err := hedge.NewAdaptive(hedge.AdaptiveConfig{})
 	require.NoError(t, err)
-	assert.Equal(t, hedge.AdaptiveConfig{Percentile: 0.95, Floor: time.Millisecond, Cap: time.Second, Window: 256}, a.Config())
+	assert.Equal(t, hedge.AdaptiveConfig{Percentile: 0.95, Floor: time.Millisecond, Cap: time.Second, Window: 1024}, a.Config())
 	assert.Equal(t, time.Second, a.Next(), "the cap until the first estimate")
 }
 
@@ -66,7 +66,7 @@ func TestAdaptiveEstimatesWithinItsResolution(t *testing.T) {
 		require.NoError(t, err)
 		// Exponential latencies with a mean of 10ms: the q-quantile is
 		// -10ms·ln(1-q).
-		for range 256 * 8 {
+		for range 1024 * 4 {
 			a.Observe(time.Duration(rng.ExpFloat64() * float64(10*time.Millisecond)))
 		}
 		want := -10 * float64(time.Millisecond) * log1m(q)
