@@ -27,7 +27,7 @@
 //
 // Usage:
 //
-//	go run ./tail [-seed 1] [-calls 20000] [-fanout 50] [-out dir]
+//	go run ./tail [-seed 1] [-calls 20000] [-fanout 50] [-only model] [-out dir]
 package main
 
 import (
@@ -44,6 +44,7 @@ var (
 	seed   = flag.Uint64("seed", 1, "seed of every random number")
 	calls  = flag.Int("calls", 20000, "single calls per model and strategy")
 	fanout = flag.Int("fanout", 50, "fan-out operations (1,000 keys each) per model and strategy")
+	only   = flag.String("only", "", "run only the models whose name contains this")
 	out    = flag.String("out", sourceDir(), "directory for results.csv and tail.png")
 )
 
@@ -56,7 +57,7 @@ func main() {
 	}
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "TailAtScale", F: func(t *testing.T) {
-			cfg := config{seed: *seed, calls: *calls, fanout: *fanout}
+			cfg := config{seed: *seed, calls: *calls, fanout: *fanout, only: *only}
 			var rows []row
 			synctest.Test(t, func(t *testing.T) { rows = experiment(cfg, os.Stdout) })
 			if err := write(*out, rows); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 type config struct {
 	seed          uint64
 	calls, fanout int
+	only          string // run the models whose name contains it
 }
 
 // strategy builds a fresh Retrier for one run: a new Adaptive learns from
@@ -52,6 +54,7 @@ var strategies = []strategy{
 	{"adaptive p95, 2 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(adaptive(0.95), 3) }},
 	{"adaptive p99", func() (*retry.Retrier, hedge.Delay) { return hedging(adaptive(0.99), 2) }},
 	{"fixed 10ms, 2 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 3) }},
+	{"fixed 10ms, 3 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 4) }},
 }
 
 // row is one line of results.csv.
@@ -71,6 +74,9 @@ func experiment(c config, w io.Writer) []row {
 	var rows []row
 	fmt.Fprintf(w, "%-12s %-7s %-24s %8s %9s %9s %9s %7s\n", "model", "load", "strategy", "delay", "p50", "p99", "p99.9", "extra")
 	for mi, mk := range models {
+		if !strings.Contains(mk().name(), c.only) {
+			continue
+		}
 		for _, wl := range []struct {
 			name      string
 			ops, keys int
