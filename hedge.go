@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/budget"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/hedge"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
@@ -68,7 +69,8 @@ func (hc hedgeConfig) build(p policy.Policy) *hedging {
 	// A failure starts the next attempt at once: the policy decides whether
 	// there is one, with no backoff; a server's Retry-After still counts.
 	p.Backoff, p.Jitter = backoff.Constant(0), jitter.None{}
-	return &hedging{hedgeConfig: hc, p: p}
+	_, fixed := hc.delay.(hedge.Fixed)
+	return &hedging{hedgeConfig: hc, p: p, learns: !fixed}
 }
 
 // hedging is a Retrier's hedging configuration, and its calls' state kept
@@ -76,8 +78,9 @@ func (hc hedgeConfig) build(p policy.Policy) *hedging {
 // allocates only its attempt's cancellable context.
 type hedging struct {
 	hedgeConfig
-	p    policy.Policy
-	pool sync.Pool // *hedger
+	p      policy.Policy
+	learns bool      // the delay is not Fixed: it is told each success's latency
+	pool   sync.Pool // *hedger
 }
 
 func (hg *hedging) get() *hedger {
@@ -93,7 +96,8 @@ func (hg *hedging) get() *hedger {
 func (hg *hedging) put(h *hedger) {
 	clear(h.slots[:cap(h.slots)])
 	clear(h.failures)
-	h.op, h.opCtx, h.c, h.due, h.slots, h.failures = nil, nil, call{}, 0, h.slots[:0], h.failures[:0]
+	h.op, h.opCtx, h.r, h.ctx, h.due, h.slots, h.failures = nil, nil, nil, nil, 0, h.slots[:0], h.failures[:0]
+	h.stats, h.last, h.retryAfter, h.dc = Stats{}, classify.Decision{}, 0, nil
 	h.noMore, h.over, h.reason, h.lastErr = false, false, nil, nil
 	hg.pool.Put(h)
 }
@@ -115,9 +119,16 @@ type hedger struct {
 	opCtx context.Context // what each attempt's context derives from
 	delay time.Duration   // the call's hedging delay
 
-	mu       sync.Mutex
-	cond     sync.Cond // signalled when the last attempt ends, or the timer lets go
-	c        call      // stats, classification, the policy's decisions
+	r     *Retrier
+	ctx   context.Context // the caller's
+	start time.Duration
+
+	mu         sync.Mutex
+	cond       sync.Cond // signalled when the last attempt ends, or the timer lets go
+	stats      Stats
+	last       classify.Decision // the last failure's
+	retryAfter time.Duration     // a server wait returned instead of waited
+	dc         *call             // the policy's state, made at the first failure
 	timer    *time.Timer
 	armed    bool          // the timer is set, or its function about to run
 	due      time.Duration // when the next hedge may start; 0: none
@@ -218,9 +229,9 @@ func (r *Retrier) hedged(ctx context.Context, op func(context.Context) error, st
 	if r.outermost {
 		h.opCtx = SingleAttempt(ctx)
 	}
-	h.c = call{r: r, ctx: ctx, start: monoNow(), rng: jitter.NewRand(r.src.Uint64())}
+	h.r, h.ctx, h.start = r, ctx, monoNow()
 	h.mu.Lock()
-	n, actx := h.begin(false, h.c.start)
+	n, actx := h.begin(false, h.start)
 	h.mu.Unlock()
 	h.work(n, actx)
 	return h.end(st)
@@ -228,38 +239,38 @@ func (r *Retrier) hedged(ctx context.Context, op func(context.Context) error, st
 
 // begin starts attempt number n and arms the timer for its hedge.
 func (h *hedger) begin(hedge bool, now time.Duration) (int, context.Context) {
-	h.c.stats.Attempts++
-	n := h.c.stats.Attempts
+	h.stats.Attempts++
+	n := h.stats.Attempts
 	if hedge {
-		h.c.stats.Hedges++
+		h.stats.Hedges++
 	}
 	var actx context.Context
 	var cancel context.CancelFunc
-	if t := h.c.r.p.AttemptTimeout; t > 0 {
+	if t := h.r.p.AttemptTimeout; t > 0 {
 		actx, cancel = context.WithTimeout(h.opCtx, t)
 	} else {
 		actx, cancel = context.WithCancel(h.opCtx)
 	}
 	h.slots = append(h.slots, slot{n, now, cancel})
-	if len(h.slots) < h.hg.max && n < h.c.r.p.Attempts() {
-		h.arm(now + h.delay)
+	if len(h.slots) < h.hg.max && n < h.r.p.Attempts() {
+		h.arm(now, now+h.delay)
 	}
 	return n, actx
 }
 
 // arm sets the timer to start a hedge at due. Due times only grow, so a
 // timer already set fires early at worst, and its function sets it again.
-func (h *hedger) arm(due time.Duration) {
+func (h *hedger) arm(now, due time.Duration) {
 	h.due = due
 	if h.armed {
 		return
 	}
 	h.armed = true
 	if h.timer == nil {
-		h.timer = time.AfterFunc(due-monoNow(), h.fire)
+		h.timer = time.AfterFunc(due-now, h.fire)
 		return
 	}
-	h.timer.Reset(due - monoNow())
+	h.timer.Reset(due - now)
 }
 
 // disarm cancels the coming hedge. If the timer's function is already
@@ -296,15 +307,15 @@ func (h *hedger) hedge() (int, context.Context) {
 		h.timer.Reset(h.due - now)
 		return 0, nil
 	}
-	p := &h.c.r.p
+	p := &h.r.p
 	switch {
-	case len(h.slots) >= h.hg.max, h.c.stats.Attempts >= p.Attempts(), h.c.ctx.Err() != nil,
-		p.MaxElapsed > 0 && now-h.c.start > p.MaxElapsed,
-		h.c.r.budget != nil && !h.c.r.budget.Allow():
+	case len(h.slots) >= h.hg.max, h.stats.Attempts >= p.Attempts(), h.ctx.Err() != nil,
+		p.MaxElapsed > 0 && now-h.start > p.MaxElapsed,
+		h.r.budget != nil && !h.r.budget.Allow():
 		return 0, nil
 	}
 	n, actx := h.begin(true, now)
-	h.emit(Event{Kind: HedgeStarted, Attempt: n, Delay: h.delay, Waited: h.c.stats.Waited, Elapsed: now - h.c.start})
+	h.emit(Event{Kind: HedgeStarted, Attempt: n, Delay: h.delay, Waited: h.stats.Waited, Elapsed: now - h.start})
 	return n, actx
 }
 
@@ -331,16 +342,19 @@ func (h *hedger) work(n int, actx context.Context) {
 // done handles attempt n's result: it reports whether another attempt
 // follows, and after what wait.
 func (h *hedger) done(n int, err error) (time.Duration, bool) {
-	now := monoNow()
+	var now time.Duration // read only when needed: a clock read is 20-70ns
+	if err != nil || h.r.hook != nil || h.hg.learns {
+		now = monoNow()
+	}
 	oldest := h.release(n)
-	if h.c.r.hook != nil {
-		h.c.r.hook(h.c.ctx, Event{Kind: AttemptDone, Attempt: n, Err: err, Waited: h.c.stats.Waited, Elapsed: now - h.c.start})
+	if h.r.hook != nil {
+		h.r.hook(h.ctx, Event{Kind: AttemptDone, Attempt: n, Err: err, Waited: h.stats.Waited, Elapsed: now - h.start})
 	}
 	switch {
 	case err == nil:
 		h.win(n, now-oldest)
 		return 0, false
-	case h.c.stats.Winner > 0: // a loser, cancelled
+	case h.stats.Winner > 0: // a loser, cancelled
 		h.record(n, budget.Other)
 		return 0, false
 	}
@@ -366,45 +380,57 @@ func (h *hedger) release(n int) time.Duration {
 // the others.
 func (h *hedger) win(n int, latency time.Duration) {
 	h.record(n, budget.Succeeded)
-	if h.c.stats.Winner > 0 {
+	if h.stats.Winner > 0 {
 		return
 	}
-	h.c.stats.Winner, h.reason = n, nil
-	h.hg.delay.Observe(latency)
+	h.stats.Winner, h.reason = n, nil
+	if h.hg.learns {
+		h.hg.delay.Observe(latency)
+	}
 	h.finish()
 }
 
 // failed classifies attempt n's failure and asks the policy what follows.
 func (h *hedger) failed(n int, err error, now time.Duration) (time.Duration, bool) {
-	d := h.c.r.Classify(err)
+	d := h.r.Classify(err)
 	h.failures = append(h.failures, Failure{Attempt: n, Err: err, Decision: d, mono: now})
 	switch {
 	case h.over: // cancelled because the call stopped
 		h.record(n, budget.Other)
 		return 0, false
-	case h.c.ctx.Err() != nil:
-		h.lastErr, h.c.last = err, d
+	case h.ctx.Err() != nil:
+		h.lastErr, h.last = err, d
 		h.record(n, budget.Other)
-		h.stop(context.Cause(h.c.ctx), true)
+		h.stop(context.Cause(h.ctx), true)
 		return 0, false
 	}
-	h.lastErr, h.c.last = err, d
+	h.lastErr, h.last = err, d
 	h.record(n, outcome(d))
 	if h.noMore {
 		return 0, false
 	}
-	h.c.decided = now
-	delay, stop := h.c.decide(&h.hg.p, d)
+	delay, stop := h.decide(d, now)
 	if stop != policy.Continue {
 		if d.RetryAfter > 0 && (stop == policy.StopWaitTooLong || stop == policy.StopDeadline) {
-			h.c.retryAfter = d.RetryAfter
+			h.retryAfter = d.RetryAfter
 		}
 		h.stop(stopErrors[stop], !waitable(stop))
 		return 0, false
 	}
 	h.failures[len(h.failures)-1].Delay = delay
-	h.emit(Event{Kind: RetryScheduled, Attempt: n, Err: err, Decision: d, Delay: delay, Waited: h.c.stats.Waited, Elapsed: now - h.c.start})
+	h.emit(Event{Kind: RetryScheduled, Attempt: n, Err: err, Decision: d, Delay: delay, Waited: h.stats.Waited, Elapsed: now - h.start})
 	return delay, true
+}
+
+// decide asks the policy, with no backoff, and the budget what follows a
+// failure classified d: the loop's own decision (call.decide), on a call
+// made at the first failure so that a call that succeeds does not pay for it.
+func (h *hedger) decide(d classify.Decision, now time.Duration) (time.Duration, policy.Stop) {
+	if h.dc == nil {
+		h.dc = &call{r: h.r, ctx: h.ctx, start: h.start, rng: jitter.NewRand(h.r.src.Uint64())}
+	}
+	h.dc.stats.Attempts, h.dc.decided = h.stats.Attempts, now
+	return h.dc.decide(&h.hg.p, d)
 }
 
 // waitable reports a stop that forbids new attempts but leaves those in
@@ -470,17 +496,17 @@ func (h *hedger) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	select {
 	case <-t.C:
-	case <-h.c.ctx.Done():
+	case <-h.ctx.Done():
 	case <-quit:
 	}
 	t.Stop()
 	h.mu.Lock()
 	h.pending--
 	if idle {
-		h.c.stats.Waited += d
+		h.stats.Waited += d
 	}
-	if !h.over && h.c.ctx.Err() != nil {
-		h.stop(context.Cause(h.c.ctx), true)
+	if !h.over && h.ctx.Err() != nil {
+		h.stop(context.Cause(h.ctx), true)
 	}
 	return !h.over && !h.noMore
 }
@@ -488,14 +514,14 @@ func (h *hedger) sleep(d time.Duration) bool {
 // record tells the retry budget of attempt n's end; every attempt after the
 // first, hedges included, counts as a retry.
 func (h *hedger) record(n int, o budget.Outcome) {
-	if b := h.c.r.budget; b != nil {
+	if b := h.r.budget; b != nil {
 		b.Record(budget.Attempt{Retry: n > 1, Outcome: o})
 	}
 }
 
 func (h *hedger) emit(e Event) {
-	if h.c.r.hook != nil {
-		h.c.r.hook(h.c.ctx, e)
+	if h.r.hook != nil {
+		h.r.hook(h.ctx, e)
 	}
 }
 
@@ -507,14 +533,14 @@ func (h *hedger) end(st *Stats) error {
 		h.cond.Wait()
 	}
 	h.mu.Unlock()
-	if h.c.stats.Winner > 0 && st == nil {
+	if h.stats.Winner > 0 && st == nil {
 		return nil // nobody asked for Elapsed
 	}
-	h.c.stats.Elapsed = monoNow() - h.c.start
+	h.stats.Elapsed = monoNow() - h.start
 	if st != nil {
-		*st = h.c.stats
+		*st = h.stats
 	}
-	if h.c.stats.Winner > 0 {
+	if h.stats.Winner > 0 {
 		return nil
 	}
 	return h.fail()
@@ -528,8 +554,8 @@ func (h *hedger) fail() error {
 		f.At = now.Add(f.mono - nowMono)
 		failures[i] = f
 	}
-	e := &Error{Stats: h.c.stats, Reason: h.reason, Last: h.lastErr, Decision: h.c.last, RetryAfter: h.c.retryAfter, Failures: failures}
-	h.emit(Event{Kind: GaveUp, Attempt: h.c.stats.Attempts, Err: e, Decision: h.c.last, Waited: h.c.stats.Waited, Elapsed: h.c.stats.Elapsed})
+	e := &Error{Stats: h.stats, Reason: h.reason, Last: h.lastErr, Decision: h.last, RetryAfter: h.retryAfter, Failures: failures}
+	h.emit(Event{Kind: GaveUp, Attempt: h.stats.Attempts, Err: e, Decision: h.last, Waited: h.stats.Waited, Elapsed: h.stats.Elapsed})
 	return e
 }
 
