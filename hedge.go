@@ -129,17 +129,17 @@ type hedger struct {
 	last       classify.Decision // the last failure's
 	retryAfter time.Duration     // a server wait returned instead of waited
 	dc         *call             // the policy's state, made at the first failure
-	timer    *time.Timer
-	armed    bool          // the timer is set, or its function about to run
-	due      time.Duration // when the next hedge may start; 0: none
-	slots    []slot
-	pending  int           // goroutines waiting out a Retry-After before an attempt
-	quit     chan struct{} // closed when the call is over; made for a Retry-After wait
-	noMore   bool          // a reason to stop: attempts in flight may still win
-	over     bool          // a winner, or the call failed: no attempt starts
-	reason   error
-	lastErr  error
-	failures []Failure
+	timer      *time.Timer
+	armed      bool          // the timer is set, or its function about to run
+	due        time.Duration // when the next hedge may start; 0: none
+	slots      []slot
+	pending    int           // goroutines waiting out a Retry-After before an attempt
+	quit       chan struct{} // closed when the call is over; made for a Retry-After wait
+	noMore     bool          // a reason to stop: attempts in flight may still win
+	over       bool          // a winner, or the call failed: no attempt starts
+	reason     error
+	lastErr    error
+	failures   []Failure
 }
 
 // Hedge is Run with hedging (see WithHedging): op may be called by several
