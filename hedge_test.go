@@ -313,3 +313,26 @@ func TestHedgeBadArgumentsDoNotPanic(t *testing.T) {
 	assert.False(t, ran, "nothing ran")
 	assert.False(t, nilRetrier.Hedging())
 }
+
+func TestAServersRetryAfterIsWaitedEvenWhenHedging(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newServer(ms, ms)
+		s.errs = []error{httpErr(503, 1)}
+		st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+		require.NoError(t, err)
+		require.Len(t, s.starts, 2)
+		assert.GreaterOrEqual(t, s.starts[1]-s.starts[0], time.Second, "never earlier than asked")
+		assert.GreaterOrEqual(t, st.Waited, time.Second, "no attempt ran meanwhile: the wait counts")
+		assert.Equal(t, 2, st.Winner)
+	})
+}
+
+func TestAnAttemptTimeoutIsRetriedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newServer(time.Second, time.Second, ms)
+		st, err := hedging(t, 10*ms, 2, retry.WithAttemptTimeout(15*ms), retry.WithMaxAttempts(3)).Hedge(t.Context(), s.op)
+		require.NoError(t, err)
+		assert.Equal(t, []time.Duration{0, 10 * ms, 15 * ms}, s.starts, "the hedge at 10ms, the retry when the first attempt timed out")
+		assert.Equal(t, retry.Stats{Attempts: 3, Hedges: 1, Winner: 3, Elapsed: 16 * ms}, st)
+	})
+}
