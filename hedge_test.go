@@ -3,6 +3,7 @@ package retry_test
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,5 +335,20 @@ func TestAnAttemptTimeoutIsRetriedAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []time.Duration{0, 10 * ms, 15 * ms}, s.starts, "the hedge at 10ms, the retry when the first attempt timed out")
 		assert.Equal(t, retry.Stats{Attempts: 3, Hedges: 1, Winner: 3, Elapsed: 16 * ms}, st)
+	})
+}
+
+func TestACallThatNeedsNoHedgeStartsNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hedging(t, 10*ms, 2)
+		before := runtime.NumGoroutine()
+		during := 0
+		_, err := r.Hedge(t.Context(), func(context.Context) error {
+			time.Sleep(5 * ms)
+			during = runtime.NumGoroutine()
+			return nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, before, during, "the first attempt runs on the caller's goroutine, and no timer has fired")
 	})
 }
