@@ -39,7 +39,7 @@ func writePlot(path string, rows []row) error {
 	img := vgimg.NewWith(vgimg.UseWH(28*vg.Centimeter, 12*vg.Centimeter*vg.Length(len(plots))/1.5), vgimg.UseDPI(110))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: len(plots), Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter,
-		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
+		PadTop: 6 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	canvases := plot.Align(plots, tiles, dc)
 	for i := range plots {
 		for j := range plots[i] {
@@ -97,14 +97,26 @@ func panel(rows []row, model, workload string) (*plot.Plot, error) {
 	return p, nil
 }
 
-// ticks125 labels 1, 2 and 5 times each power of ten: a panel whose
-// latencies stay within one decade still gets labels.
+// ticks125 labels 1, 2 and 5 times each power of ten, or every multiple
+// when that gives fewer than three (and the default ticks when even that
+// gives fewer than two): a panel whose latencies stay within one
+// decade still gets labels.
 type ticks125 struct{}
 
-func (ticks125) Ticks(lo, hi float64) []plot.Tick {
+func (t ticks125) Ticks(lo, hi float64) []plot.Tick {
+	if ticks := t.with(lo, hi, []float64{1, 2, 5}); len(ticks) >= 3 {
+		return ticks
+	}
+	if ticks := t.with(lo, hi, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}); len(ticks) >= 2 {
+		return ticks
+	}
+	return plot.DefaultTicks{}.Ticks(lo, hi)
+}
+
+func (ticks125) with(lo, hi float64, mantissas []float64) []plot.Tick {
 	var ticks []plot.Tick
 	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
-		for _, m := range []float64{1, 2, 5} {
+		for _, m := range mantissas {
 			if v := m * p; v >= lo && v <= hi {
 				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 			}
