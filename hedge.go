@@ -31,7 +31,9 @@ var ErrHedgeUnsafe = errors.New("hedging runs the operation more than once at a 
 // waited). MaxAttempts counts hedges too; MaxElapsed, the context's deadline
 // and the retry budget (each hedge asks Allow, and is recorded as a retry)
 // still bound the call. Stats.Hedges and Stats.Winner say what happened, and
-// hooks receive a HedgeStarted event.
+// hooks receive a HedgeStarted event. An attempt that panics ends the call:
+// the others are cancelled, and once they have returned the panic is raised
+// again on the caller's goroutine, whichever goroutine it happened on.
 //
 // Hedging is for work that may run twice: a call that is neither idempotent
 // (Idempotent) nor keyed (WithIdempotencyKey) fails with ErrHedgeUnsafe
@@ -98,7 +100,7 @@ func (hg *hedging) put(h *hedger) {
 	clear(h.failures)
 	h.op, h.opCtx, h.r, h.ctx, h.due, h.slots, h.failures = nil, nil, nil, nil, 0, h.slots[:0], h.failures[:0]
 	h.stats, h.last, h.retryAfter, h.dc = Stats{}, classify.Decision{}, 0, nil
-	h.noMore, h.over, h.reason, h.lastErr = false, false, nil, nil
+	h.noMore, h.over, h.reason, h.lastErr, h.panicValue = false, false, nil, nil, nil
 	hg.pool.Put(h)
 }
 
@@ -138,6 +140,7 @@ type hedger struct {
 	noMore     bool          // a reason to stop: attempts in flight may still win
 	over       bool          // a winner, or the call failed: no attempt starts
 	reason     error
+	panicValue any // what an attempt panicked with: re-panicked on the caller's goroutine
 	lastErr    error
 	failures   []Failure
 }
@@ -323,8 +326,13 @@ func (h *hedger) hedge() (int, context.Context) {
 // call needs no more of this goroutine.
 func (h *hedger) work(n int, actx context.Context) {
 	for n > 0 {
-		err := h.op(actx)
+		p, err := h.try(actx)
 		h.mu.Lock()
+		if p != nil {
+			h.panicked(n, p)
+			h.mu.Unlock()
+			return
+		}
 		wait, again := h.done(n, err)
 		if again && wait > 0 {
 			again = h.sleep(wait)
@@ -338,6 +346,28 @@ func (h *hedger) work(n int, actx context.Context) {
 		h.mu.Unlock()
 	}
 }
+
+// try calls the operation, and returns what it panicked with, if it did.
+func (h *hedger) try(actx context.Context) (p any, err error) {
+	defer func() { p = recover() }()
+	return nil, h.op(actx)
+}
+
+// panicked ends the call after attempt n panicked with p: the others are
+// cancelled, and once they have returned the caller's goroutine panics
+// with p (end), whichever goroutine the attempt ran on.
+func (h *hedger) panicked(n int, p any) {
+	h.release(n)
+	if h.panicValue == nil {
+		h.panicValue = p
+	}
+	h.stop(errPanicked, true)
+	h.settle()
+}
+
+// errPanicked is the reason of a call whose attempt panicked; the caller
+// never sees it, only the panic.
+var errPanicked = errors.New("an attempt panicked")
 
 // done handles attempt n's result: it reports whether another attempt
 // follows, and after what wait.
@@ -533,6 +563,9 @@ func (h *hedger) end(st *Stats) error {
 		h.cond.Wait()
 	}
 	h.mu.Unlock()
+	if h.panicValue != nil {
+		panic(h.panicValue)
+	}
 	if h.stats.Winner > 0 && st == nil {
 		return nil // nobody asked for Elapsed
 	}

@@ -352,3 +352,29 @@ func TestACallThatNeedsNoHedgeStartsNoGoroutine(t *testing.T) {
 		assert.Equal(t, before, during, "the first attempt runs on the caller's goroutine, and no timer has fired")
 	})
 }
+
+func TestAPanicInAnyAttemptReachesTheCallerAfterTheOthersEnd(t *testing.T) {
+	for name, panicking := range map[string]int{"the caller's attempt": 1, "a hedge": 2} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newServer(time.Second)
+				var n atomic.Int32
+				op := func(ctx context.Context) error {
+					if int(n.Add(1)) == panicking {
+						time.Sleep(20 * ms)
+						panic("boom")
+					}
+					return s.op(ctx)
+				}
+				r := hedging(t, 10*ms, 2)
+				assert.PanicsWithValue(t, "boom", func() { _, _ = r.Hedge(t.Context(), op) })
+				assert.Equal(t, 1, s.cancels, "the other attempt was cancelled, and returned before the panic")
+				s.mu.Lock()
+				assert.Zero(t, s.inFlight)
+				s.mu.Unlock()
+				_, err := r.Hedge(t.Context(), newServer(ms).op)
+				assert.NoError(t, err, "the Retrier still works")
+			})
+		})
+	}
+}
