@@ -18,6 +18,9 @@
 //     Stats and the error.
 //   - Wrap(op, opts...) turns op into its retried twin, a decorator;
 //     WrapValue is the same for an op that returns a value.
+//   - (*Retrier).Hedge and HedgeValue run a Retrier built WithHedging: an
+//     attempt still running after the hedging delay (package hedge) gets
+//     another alongside, and the first success wins.
 //
 // Package stream retries a stream until its first chunk; packages breaker,
 // httpretry, idempotency and dlq build on the same loop.
@@ -76,6 +79,7 @@
 //	| logging        | none                                           | WithLogger           |
 //	| retry budget   | none                                           | WithBudget           |
 //	| retrying layer | the innermost loop                             | Outermost            |
+//	| hedging        | none                                           | WithHedging          |
 //
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.

@@ -69,6 +69,13 @@ type Stats struct {
 	Attempts int
 	Waited   time.Duration
 	Elapsed  time.Duration
+	// Hedges counts the attempts started by the hedging delay (WithHedging)
+	// alongside one still running, not after a failure; they are included
+	// in Attempts.
+	Hedges int
+	// Winner is the 1-based number of the attempt that succeeded; 0 if
+	// none did.
+	Winner int
 }
 
 // Failure records one failed attempt.

@@ -20,9 +20,13 @@ const (
 	RetryScheduled
 	// GaveUp: the call failed for good. Err is the *Error returned.
 	GaveUp
+	// HedgeStarted: an attempt had not finished after the hedging delay
+	// (Delay), and attempt Attempt started alongside it (see WithHedging).
+	HedgeStarted
 )
 
-// String returns "attempt done", "retry scheduled" or "gave up".
+// String returns "attempt done", "retry scheduled", "gave up" or "hedge
+// started".
 func (k EventKind) String() string {
 	switch k {
 	case AttemptDone:
@@ -31,6 +35,8 @@ func (k EventKind) String() string {
 		return "retry scheduled"
 	case GaveUp:
 		return "gave up"
+	case HedgeStarted:
+		return "hedge started"
 	}
 	return "event(" + strconv.Itoa(int(k)) + ")"
 }
@@ -41,7 +47,7 @@ type Event struct {
 	Attempt  int               // 1-based number of the attempt concerned
 	Err      error             // the attempt's error, or the final *Error for GaveUp
 	Decision classify.Decision // how a failed attempt was classified
-	Delay    time.Duration     // RetryScheduled: the wait before the next attempt
+	Delay    time.Duration     // RetryScheduled: the wait before the next attempt; HedgeStarted: the hedging delay
 	Waited   time.Duration     // total wait so far
 	Elapsed  time.Duration     // since the call began (see Stats)
 }
@@ -67,6 +73,8 @@ func logHook(l *slog.Logger) func(context.Context, Event) {
 				slog.String("class", e.Decision.Reason),
 				slog.Duration("waited", e.Waited),
 				slog.String("error", errString(e.Err)))
+		case HedgeStarted:
+			logHedge(ctx, l, e)
 		case GaveUp:
 			if l.Enabled(ctx, slog.LevelInfo) {
 				l.LogAttrs(ctx, slog.LevelInfo, "retry: gave up", slog.Any("error", e.Err))

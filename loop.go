@@ -50,7 +50,7 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 			r.budget.Record(budget.Attempt{Outcome: budget.Succeeded})
 		}
 		if st != nil {
-			*st = Stats{Attempts: 1, Elapsed: monoNow() - start}
+			*st = Stats{Attempts: 1, Winner: 1, Elapsed: monoNow() - start}
 		}
 		return nil
 	}
@@ -163,6 +163,7 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 		}
 		if err == nil {
 			c.stats.Attempts++
+			c.stats.Winner = c.stats.Attempts
 			c.record(budget.Succeeded)
 			c.report(st)
 			return nil
@@ -196,7 +197,7 @@ func (c *call) next(err error) (time.Duration, error) {
 	if nestedInOutermost(c.ctx) {
 		return 0, errDeferred
 	}
-	delay, stop := c.decide(d)
+	delay, stop := c.decide(&c.r.p, d)
 	if stop != policy.Continue {
 		c.fails(f)
 		if d.RetryAfter > 0 && (stop == policy.StopWaitTooLong || stop == policy.StopDeadline) {
@@ -209,9 +210,9 @@ func (c *call) next(err error) (time.Duration, error) {
 	return delay, nil
 }
 
-// decide asks the policy, then the shared budget, about a failure classified
-// d, decided at c.decided.
-func (c *call) decide(d classify.Decision) (time.Duration, policy.Stop) {
+// decide asks the policy p (the Retrier's, or its hedging form), then the
+// shared budget, about a failure classified d, decided at c.decided.
+func (c *call) decide(p *policy.Policy, d classify.Decision) (time.Duration, policy.Stop) {
 	s := policy.State{Attempt: c.stats.Attempts, Elapsed: c.decided - c.start, Prev: c.prev}
 	if d.Limit > 0 {
 		s.ClassFailures = c.countClass(d.Reason)
@@ -225,7 +226,7 @@ func (c *call) decide(d classify.Decision) (time.Duration, policy.Stop) {
 		// the wall clock since epoch.
 		s.HasDeadline, s.Remaining = true, deadline.Sub(epoch)-c.decided
 	}
-	delay, stop := c.r.p.Next(s, d, c.rng.Uint64())
+	delay, stop := p.Next(s, d, c.rng.Uint64())
 	if stop == policy.Continue && c.r.budget != nil && !c.r.budget.Allow() {
 		stop = policy.StopBudget
 	}

@@ -25,6 +25,7 @@ type config struct {
 	src         jitter.Source
 	budget      budget.Budget
 	outermost   bool
+	hedging     hedgeConfig // WithHedging; a nil delay: none
 }
 
 // apply applies one option, refusing a nil one.
@@ -199,7 +200,8 @@ func WithHook(f func(context.Context, Event)) Option {
 
 // WithLogger logs every scheduled retry — at INFO when the wait is 1s or
 // more, long enough for a person to notice, and at DEBUG otherwise — and
-// every give-up at INFO, with the call's context. A nil logger logs nothing,
+// every give-up at INFO, and every hedge (WithHedging) at DEBUG, with the
+// call's context. A nil logger logs nothing,
 // as does a Retrier without this option.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) *InvalidError {

@@ -23,6 +23,7 @@ type Retrier struct {
 	src       jitter.Source
 	budget    budget.Budget // shared with other calls and Retriers; nil: none
 	err       *InvalidError // New refused the options: every call returns it
+	hedging   *hedging      // WithHedging; nil: attempts run one at a time
 	outermost bool          // this loop retries for loops nested in its operation
 	plain     bool          // classify is the built-in chain alone
 	fast      bool          // nothing to do around a first attempt but call it
@@ -46,7 +47,7 @@ func New(opts ...Option) (*Retrier, error) {
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, budget: c.budget, src: c.src, outermost: c.outermost, built: true}
+	r := &Retrier{p: c.p, budget: c.budget, src: c.src, outermost: c.outermost, hedging: c.hedging.build(c.p), built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
@@ -55,7 +56,7 @@ func build(c config) *Retrier {
 		r.classify = classify.Chain(append(c.classifiers, defaultChain)...)
 	}
 	r.hook = joinHooks(c.hooks)
-	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && !r.outermost
+	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && !r.outermost && r.hedging == nil
 	return r
 }
 
@@ -117,6 +118,9 @@ func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error 
 	if err != nil {
 		return err
 	}
+	if r.hedging != nil {
+		return useHedge("Do")
+	}
 	return r.run(ctx, op, nil)
 }
 
@@ -126,6 +130,9 @@ func (r *Retrier) Run(ctx context.Context, op func(context.Context) error) (Stat
 	r, err := r.ready()
 	if err != nil {
 		return Stats{}, err
+	}
+	if r.hedging != nil {
+		return Stats{}, useHedge("Run")
 	}
 	var st Stats
 	err = r.run(ctx, op, &st)
@@ -143,6 +150,9 @@ func Value[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, 
 	}
 	if op == nil {
 		return v, st, invalid("op", nil, "must not be nil")
+	}
+	if r.hedging != nil {
+		return v, st, useHedge("Value")
 	}
 	err = r.run(ctx, func(ctx context.Context) error {
 		var err error
@@ -181,6 +191,9 @@ func doValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T
 	if op == nil {
 		return v, invalid("op", nil, "must not be nil")
 	}
+	if r != nil && r.hedging != nil {
+		return v, useHedge("DoValue")
+	}
 	err := r.Do(ctx, func(ctx context.Context) error {
 		var err error
 		v, err = op(ctx)
@@ -194,12 +207,18 @@ func doValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T
 // function return the *InvalidError, without calling op.
 func Wrap(op func(context.Context) error, opts ...Option) func(context.Context) error {
 	r, _ := New(opts...)
+	if r.hedging != nil {
+		return func(ctx context.Context) error { _, err := r.Hedge(ctx, op); return err }
+	}
 	return func(ctx context.Context) error { return r.Do(ctx, op) }
 }
 
 // WrapValue is Wrap for an operation that returns a value.
 func WrapValue[T any](op func(context.Context) (T, error), opts ...Option) func(context.Context) (T, error) {
 	r, _ := New(opts...)
+	if r.hedging != nil {
+		return func(ctx context.Context) (T, error) { v, _, err := HedgeValue(ctx, r, op); return v, err }
+	}
 	return func(ctx context.Context) (T, error) { return doValue(ctx, r, op) }
 }
 

@@ -440,7 +440,7 @@ func TestStats(t *testing.T) {
 		r := exact(t)
 		st, err := r.Run(t.Context(), failing(errReset, errReset).op)
 		require.NoError(t, err)
-		assert.Equal(t, retry.Stats{Attempts: 3, Waited: 300 * ms, Elapsed: 300 * ms}, st)
+		assert.Equal(t, retry.Stats{Attempts: 3, Waited: 300 * ms, Elapsed: 300 * ms, Winner: 3}, st)
 
 		st, err = r.Run(t.Context(), always(errReset).op)
 		require.Error(t, err)
@@ -448,7 +448,7 @@ func TestStats(t *testing.T) {
 
 		st, err = r.Run(t.Context(), failing().op)
 		require.NoError(t, err)
-		assert.Equal(t, retry.Stats{Attempts: 1}, st, "no time passes on the fake clock")
+		assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1}, st, "no time passes on the fake clock")
 
 		calls := 0
 		v, st, err := retry.Value(t.Context(), r, func(ctx context.Context) (int, error) {

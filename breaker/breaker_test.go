@@ -334,7 +334,7 @@ func TestValueReportsTheLoopStats(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.Equal(t, 7, v)
-			assert.Equal(t, retry.Stats{Attempts: 3, Waited: 20 * ms, Elapsed: 20 * ms}, st)
+			assert.Equal(t, retry.Stats{Attempts: 3, Waited: 20 * ms, Elapsed: 20 * ms, Winner: 3}, st)
 		}
 	})
 }

@@ -104,6 +104,9 @@ func (c *call) run() (retry.Stats, error) {
 	if c.t.breakers != nil {
 		return c.runBreaker()
 	}
+	if c.t.r.Hedging() {
+		return c.runHedged()
+	}
 	if c.res == nil && c.once == "" {
 		// Nobody asked for the Stats: Do reads the clock once, where Run
 		// reads it twice (about 40 ns a read here).

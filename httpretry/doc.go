@@ -64,6 +64,17 @@
 // response handed back: that body stays readable until the caller closes it
 // or its own context ends.
 //
+// # Hedging
+//
+// Given a hedging Retrier (retry.WithHedging, built with retry.Idempotent),
+// the transport hedges the requests it may repeat: a request still without a
+// response after the hedging delay is sent again alongside, the first
+// success is returned, the others are cancelled, and every response but the
+// winner's is drained and closed. A body is replayed with GetBody. A request
+// sent once (a POST without a key) is not hedged either. Breakers
+// (WithBreakers) run attempts one at a time: New refuses them with a hedging
+// Retrier.
+//
 // # Redirects, cancellation and streams
 //
 // http.Client follows redirects above the transport: each hop is one call,

@@ -64,6 +64,9 @@ func New(opts ...Option) (*Transport, error) {
 			return &Transport{built: true, err: err}, err
 		}
 	}
+	if err := t.checkHedging(); err != nil {
+		return &Transport{built: true, err: err}, err
+	}
 	return t, nil
 }
 

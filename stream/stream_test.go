@@ -88,7 +88,7 @@ func TestStreams(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []string{"Hel", "lo"}, got)
 			assert.Equal(t, 2, srv.opens)
-			assert.Equal(t, retry.Stats{Attempts: 2, Waited: 100 * ms, Elapsed: 100 * ms}, s.Stats())
+			assert.Equal(t, retry.Stats{Attempts: 2, Waited: 100 * ms, Elapsed: 100 * ms, Winner: 2}, s.Stats())
 		})
 	})
 	t.Run("a failure on the first read is retried too", func(t *testing.T) {
