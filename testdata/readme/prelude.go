@@ -19,6 +19,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/hedge"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/jitter"
