@@ -15,6 +15,9 @@ const (
 	ReasonDataException      = "sql data exception"
 	ReasonSyntaxOrAccess     = "sql syntax error or access rule violation"
 	ReasonTransactionRolled  = "sql transaction rolled back"
+	// ReasonAmbiguousCommit is package sqlretry's: the connection was lost
+	// during COMMIT, so the transaction may or may not have committed.
+	ReasonAmbiguousCommit = "sql ambiguous commit"
 )
 
 // sqlStater is the method of a database error that reports its SQLSTATE:

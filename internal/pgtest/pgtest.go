@@ -2,7 +2,7 @@
 // loopback port, in a fresh temporary directory, with trust authentication
 // and durability off (fsync, synchronous_commit and full-page writes: a test
 // server needs no crash safety of its own). It runs the server binaries
-// (initdb, pg_ctl, createdb) and needs no PostgreSQL client library.
+// (initdb, postgres, createdb) and needs no PostgreSQL client library.
 //
 // One server serves a whole test package: the first call of DB starts it, and
 // Main stops it when the package's tests end. Each test gets a fresh
@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // RequireEnv is the environment variable that turns missing PostgreSQL
@@ -49,6 +50,7 @@ type Server struct {
 	bin  string // the directory of the binaries
 	dir  string // the temporary directory: data, socket, log
 	cred *syscall.Credential
+	cmd  *exec.Cmd    // the postmaster
 	n    atomic.Int64 // databases created
 }
 
@@ -111,21 +113,21 @@ func Shared(t testing.TB) *Server {
 	return shared.srv
 }
 
-// Binaries returns the directory holding initdb, pg_ctl and createdb: the
+// Binaries returns the directory holding initdb, postgres and createdb: the
 // one of initdb on PATH, else the newest /usr/lib/postgresql/<version>/bin.
 func Binaries() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			p = real
 		}
-		if dir := filepath.Dir(p); isFile(filepath.Join(dir, "pg_ctl")) && isFile(filepath.Join(dir, "createdb")) {
+		if dir := filepath.Dir(p); isFile(filepath.Join(dir, "postgres")) && isFile(filepath.Join(dir, "createdb")) {
 			return dir, nil
 		}
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, dir := range dirs {
-		if isFile(filepath.Join(dir, "initdb")) && isFile(filepath.Join(dir, "pg_ctl")) {
+		if isFile(filepath.Join(dir, "initdb")) && isFile(filepath.Join(dir, "postgres")) {
 			return dir, nil
 		}
 	}
@@ -190,20 +192,64 @@ func (s *Server) makeDir() error {
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }
 
-// start runs the server on s.Port and waits until it accepts connections.
+// start runs the postgres server on s.Port and waits until it accepts
+// connections. The server is this process's child, and dies with it
+// (Pdeathsig): a test binary that panics leaves no server behind.
 func (s *Server) start() error {
-	opts := strings.Join([]string{
-		"-p", strconv.Itoa(s.Port), "-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories=" + s.dir, "-c", "fsync=off",
-		"-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200",
-	}, " ")
-	err := s.run("pg_ctl", "start", "-w", "-t", "30", "-D", s.data(), "-l", filepath.Join(s.dir, "log"), "-o", opts)
+	log, err := os.Create(filepath.Join(s.dir, "log"))
 	if err != nil {
-		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
-		return fmt.Errorf("%w; log:\n%s", err, log)
+		return err
+	}
+	defer log.Close()
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(),
+		"-p", strconv.Itoa(s.Port), "-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories="+s.dir, "-c", "fsync=off",
+		"-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=200")
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	s.cmd.Env = append(cleanEnv(), "LC_ALL=C")
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT}
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	if err := s.waitReady(30 * time.Second); err != nil {
+		s.kill()
+		text, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		return fmt.Errorf("%w; log:\n%s", err, text)
 	}
 	return nil
+}
+
+// waitReady waits until the server says in postmaster.pid that it is ready
+// (what pg_ctl -w waits for), or until it exits.
+func (s *Server) waitReady(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if b, err := os.ReadFile(filepath.Join(s.data(), "postmaster.pid")); err == nil {
+			if lines := strings.Split(string(b), "\n"); len(lines) > 7 && strings.TrimSpace(lines[7]) == "ready" {
+				return nil
+			}
+		}
+		var ws syscall.WaitStatus
+		if pid, _ := syscall.Wait4(s.cmd.Process.Pid, &ws, syscall.WNOHANG, nil); pid > 0 {
+			s.cmd = nil // reaped
+			return fmt.Errorf("postgres exited: %v", ws)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres not ready within %v", limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// kill stops the server at once (SIGQUIT: immediate shutdown) and reaps it.
+func (s *Server) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	_ = s.cmd.Wait()
+	s.cmd = nil
 }
 
 // run runs one of the server binaries, as the postgres user when root.
@@ -220,10 +266,9 @@ func (s *Server) run(name string, args ...string) error {
 	return nil
 }
 
-// Stop stops the server at once (pg_ctl's immediate mode) and removes its
-// files.
+// Stop stops the server at once (immediate shutdown) and removes its files.
 func (s *Server) Stop() {
-	_ = s.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", s.data())
+	s.kill()
 	os.RemoveAll(s.dir)
 }
 
