@@ -27,7 +27,17 @@ func PgxTx(ctx context.Context, r *retry.Retrier, pool *pgxpool.Pool, opts pgx.T
 		if err != nil {
 			return txn[pgx.Tx]{}, err
 		}
-		return txn[pgx.Tx]{tx: tx, commit: tx.Commit, rollback: tx.Rollback}, nil
+		return txn[pgx.Tx]{tx: tx, commit: func(ctx context.Context) error { return pgxCommit(ctx, tx) }, rollback: tx.Rollback}, nil
 	}
 	return run(ctx, r, begin, fn)
+}
+
+// pgxCommit commits tx unless ctx has ended, in which case it rolls back
+// and says that COMMIT was not sent.
+func pgxCommit(ctx context.Context, tx pgx.Tx) error {
+	if err := ctx.Err(); err != nil {
+		_ = tx.Rollback(ctx)
+		return unsent{err}
+	}
+	return tx.Commit(ctx)
 }

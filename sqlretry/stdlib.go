@@ -55,13 +55,6 @@ func stdCommit(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// unsent marks an error raised before anything was sent, as pgx's
-// SafeToRetry does.
-type unsent struct{ error }
-
-func (e unsent) Unwrap() error     { return e.error }
-func (e unsent) SafeToRetry() bool { return true }
-
 // check returns the first nil argument as a *retry.InvalidError.
 func check(name string, ctx context.Context, r *retry.Retrier, noDB, noFn bool) error {
 	switch {

@@ -96,12 +96,17 @@ func answered(err error) bool {
 }
 
 // notSent reports whether err was raised before COMMIT reached the wire:
-// pgx says so with SafeToRetry, and database/sql returns ErrTxDone or the
-// context's error (having rolled back) when the context ended first.
+// database/sql returns ErrTxDone or the context's error (having rolled back)
+// when the context ended first, and PgxTx checks the context itself. pgx's
+// SafeToRetry is not trusted here: when the reply to COMMIT is lost, pgx
+// v5.12 reports "conn closed" with SafeToRetry() true, although COMMIT was
+// sent (TestCommitReplyLostIsAmbiguous).
 func notSent(err error) bool {
-	var s interface{ SafeToRetry() bool }
-	if errors.As(err, &s) && s.SafeToRetry() {
-		return true
-	}
-	return errors.Is(err, errTxDone) || errors.Is(err, errCommitRollback)
+	var u unsent
+	return errors.As(err, &u) || errors.Is(err, errTxDone) || errors.Is(err, errCommitRollback)
 }
+
+// unsent marks an error raised before COMMIT was sent.
+type unsent struct{ error }
+
+func (e unsent) Unwrap() error { return e.error }

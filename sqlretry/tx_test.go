@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/internal/pgtest"
 	"github.com/retrykit/retry/sqlretry"
 )
 
@@ -384,4 +387,38 @@ func count(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
 	var n int
 	require.NoError(t, pool.QueryRow(context.Background(), query, args...).Scan(&n))
 	return n
+}
+
+// TestCommitReplyLostIsAmbiguous: the server commits, and its reply is lost
+// with the connection (a proxy drops it). The call cannot know the outcome:
+// unkeyed, it returns ErrAmbiguousCommit, and the row is there.
+func TestCommitReplyLostIsAmbiguous(t *testing.T) {
+	direct := newPool(t, 2)
+	exec(t, direct, `CREATE TABLE t (id int)`)
+	proxy := pgtest.NewProxy(t, direct.Config().ConnConfig.Host+":"+strconv.Itoa(int(direct.Config().ConnConfig.Port)))
+	cfg := direct.Config().Copy()
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = proxyHostPort(t, proxy.Addr)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	r := newRetrier(t, new(retries))
+	proxy.LoseCommitReply()
+	st, err := sqlretry.PgxTx(t.Context(), r, pool, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	})
+	require.ErrorIs(t, err, sqlretry.ErrAmbiguousCommit)
+	require.ErrorIs(t, err, retry.ErrNotIdempotent)
+	assert.Equal(t, 1, st.Attempts)
+	assert.Equal(t, 1, proxy.Lost())
+	assert.Equal(t, 1, count(t, direct, `SELECT count(*) FROM t`), "the server did commit")
+}
+
+func proxyHostPort(t testing.TB, addr string) (string, uint16) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return host, uint16(n)
 }

@@ -105,4 +105,3 @@ func count(t testing.TB, pool *pgxpool.Pool, query string, args ...any) int {
 	require.NoError(t, pool.QueryRow(context.Background(), query, args...).Scan(&n))
 	return n
 }
-

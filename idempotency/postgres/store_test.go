@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -219,4 +221,39 @@ func TestTxKeyReuseIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Tx(t.Context(), r, pgx.TxOptions{}, "k", idempotency.NewFingerprint([]byte("b")), noop)
 	require.ErrorIs(t, err, idempotency.ErrKeyReuse)
+}
+
+// TestAmbiguousCommitThatCommittedIsNotRepeated: the server commits the
+// effect and the key's completion, and the reply is lost with the
+// connection. The transaction is keyed, so it is retried; the retry finds
+// the key completed by this call, runs nothing, and returns the result as
+// this call's own.
+func TestAmbiguousCommitThatCommittedIsNotRepeated(t *testing.T) {
+	direct := newPool(t, "", 2, nil)
+	newStore(t, direct) // migrates
+	_, err := direct.Exec(t.Context(), effects)
+	require.NoError(t, err)
+	cc := direct.Config().ConnConfig
+	proxy := pgtest.NewProxy(t, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))))
+	cfg := direct.Config().Copy()
+	host, port, _ := net.SplitHostPort(proxy.Addr)
+	p, _ := strconv.Atoi(port)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	s, err := postgres.New(pool)
+	require.NoError(t, err)
+	ran := 0
+	proxy.LoseCommitReply()
+	res, err := s.Tx(t.Context(), newRetrier(t), pgx.TxOptions{}, "transfer-9", fingerprint, func(ctx context.Context, tx pgx.Tx) ([]byte, error) {
+		ran++
+		return transfer9(ctx, tx)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, proxy.Lost(), "the COMMIT reply was not lost: the test proved nothing")
+	assert.Equal(t, 1, ran, "the effect ran again after its commit")
+	assert.False(t, res.Replay, "the result is this call's own execution")
+	assert.Equal(t, "ok", string(res.Value))
+	assert.Equal(t, 1, count(t, direct, `SELECT count(*) FROM effects`))
 }

@@ -92,7 +92,15 @@ func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOption
 		return idempotency.Result{}, err
 	}
 	var value []byte
+	attempts := 0
 	_, err = sqlretry.PgxTx(kctx, r, s.pool, opts, func(ctx context.Context, tx pgx.Tx) error {
+		if attempts++; attempts > 1 {
+			// An earlier attempt may have committed (an ambiguous COMMIT is
+			// retried for keyed work): then its effect must not run again.
+			if err := s.notDone(ctx, tx, key, claim.Token); err != nil {
+				return err
+			}
+		}
 		v, err := fn(ctx, tx)
 		if err == nil {
 			value, err = v, s.completeIn(ctx, tx, key, claim, v)
@@ -124,19 +132,31 @@ func (s *Store) completeIn(ctx context.Context, tx pgx.Tx, key idempotency.Store
 }
 
 // whyNotCompleted explains a completion that changed no row: either an
-// earlier attempt of this call did commit (its COMMIT was ambiguous, and
-// the loop retried it), or the claim was lost to another call.
+// earlier attempt of this call did commit, or the claim was lost to another
+// call.
 func (s *Store) whyNotCompleted(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, token string) error {
-	var got row
-	var rec idempotency.Record
-	err := tx.QueryRow(ctx, s.sql.lookup, []byte(key.Scope), []byte(key.Key)).Scan(&got.status, &got.token, &got.fp, &got.value)
-	if err == nil {
-		rec, err = got.decode()
+	if err := s.notDone(ctx, tx, key, token); err != nil {
+		return err
 	}
+	return classify.Permanent(&idempotency.Error{Reason: idempotency.ErrClaimLost, Key: key.Key, Execution: token})
+}
+
+// notDone returns a *doneError if key holds the final record of token: an
+// earlier attempt of this call committed.
+func (s *Store) notDone(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, token string) error {
+	var got row
+	err := tx.QueryRow(ctx, s.sql.lookup, []byte(key.Scope), []byte(key.Key)).Scan(&got.status, &got.token, &got.fp, &got.value)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	rec, err := got.decode()
 	if err == nil && rec.Token == token && rec.Status.Final() {
 		return classify.Permanent(&doneError{rec})
 	}
-	return classify.Permanent(&idempotency.Error{Reason: idempotency.ErrClaimLost, Key: key.Key, Execution: token})
+	return err
 }
 
 // doneError stops the retry of a transaction whose earlier attempt
