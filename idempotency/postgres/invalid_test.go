@@ -59,11 +59,20 @@ func TestInvalidArguments(t *testing.T) {
 		{"Complete with a zero retention", func() error { return s.Complete(ctx, key, done, 0) }},
 		{"Release with an empty token", func() error { return s.Release(ctx, key, "") }},
 		{"Release on a zero Store", func() error { return zero.Release(ctx, key, "t") }},
-		{"Tx with a nil context", func() error { _, err := s.Tx(nilCtx, r, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn); return err }},
-		{"Tx with a nil Retrier", func() error { _, err := s.Tx(ctx, nil, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn); return err }},
+		{"Tx with a nil context", func() error {
+			_, err := s.Tx(nilCtx, r, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn)
+			return err
+		}},
+		{"Tx with a nil Retrier", func() error {
+			_, err := s.Tx(ctx, nil, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn)
+			return err
+		}},
 		{"Tx with a nil fn", func() error { _, err := s.Tx(ctx, r, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, nil); return err }},
 		{"Tx with an empty key", func() error { _, err := s.Tx(ctx, r, pgx.TxOptions{}, "", idempotency.Fingerprint{}, fn); return err }},
-		{"Tx on a zero Store", func() error { _, err := zero.Tx(ctx, r, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn); return err }},
+		{"Tx on a zero Store", func() error {
+			_, err := zero.Tx(ctx, r, pgx.TxOptions{}, "k", idempotency.Fingerprint{}, fn)
+			return err
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is invalid", func(t *testing.T) {
