@@ -37,8 +37,9 @@
 //	| idempotency.Do, new key               | 2: Claim, Complete                           |
 //	| idempotency.Do, replay                | 1: Claim                                     |
 //	| Store.Tx, new key                     | the transaction's own (BEGIN, fn, COMMIT)    |
-//	|                                       | + 2: Claim before it, the completion in it   |
-//	| Store.Tx, replay                      | 1: Claim                                     |
+//	|                                       | + 2: a lookup before it, the completed       |
+//	|                                       | record (INSERT) in it                        |
+//	| Store.Tx, replay                      | 1: the lookup                                |
 //
 // A claim that races a concurrent claim of the same key committing in the
 // middle of it sees neither its own insert nor the other's row, and asks
@@ -46,31 +47,40 @@
 //
 // # Exactly-once with Tx
 //
-// Tx claims the key (committed at once, with a lease), then runs the
-// transaction through sqlretry.PgxTx: fn, the completion (an UPDATE fenced by
-// the claim's token) and COMMIT. If the process dies anywhere before COMMIT,
-// the server rolls back the effect and the completion together; the claim
-// stays until its lease (WithLease, idempotency.DefaultLease by default)
-// runs out, and the next call with the key runs fn. If the lease ran out
-// while the transaction was still running and another call took the key,
-// the completion changes no row and the transaction rolls back
-// (idempotency.ErrClaimLost): only one of them commits. A COMMIT whose reply
-// was lost is retried (the transaction is keyed): the retry finds the key
-// completed by its own token if the COMMIT did succeed, runs nothing, and
-// returns the stored result.
+// Tx looks the key up (a completed key is replayed from that one statement),
+// then runs the transaction through sqlretry.PgxTx: fn, an INSERT of the
+// completed record, COMMIT. Nothing is written before the transaction, so
+// if the process dies anywhere before COMMIT, the server rolls back the
+// effect and the record together and leaves nothing behind: the next call
+// with the key runs fn at once (no lease to wait out).
+//
+// Two calls with the same key at the same time may both run fn; the second
+// one's INSERT waits for the first transaction and then fails (a
+// serialization failure under REPEATABLE READ and SERIALIZABLE, a conflict
+// under READ COMMITTED; its effect may fail first, on a unique key the
+// first one wrote), so its effect rolls back, and it returns the first
+// one's result as a replay: one row, whatever the number of callers
+// (100 concurrent calls in the tests). The price is the rolled-back work of
+// the losers; a lease-based claim (the Store interface) would make them wait
+// instead, but would leave a crashed call's key claimed until its lease ran
+// out.
+//
+// A COMMIT whose reply was lost is retried (the transaction is keyed): every
+// attempt after the first looks the key up first, finds it completed by its
+// own token if the COMMIT did succeed, runs nothing, and returns the stored
+// result as this call's own.
 //
 // Failures are not kept (there is no KeepFailures): a failed transaction
-// releases the key, so that the next call runs fn again.
+// records nothing, so the next call runs fn again.
 //
 // # Defaults
 //
 //	| setting   | default                                   | option        |
 //	|-----------|-------------------------------------------|---------------|
 //	| table     | retry_idempotency                         | WithTable     |
-//	| lease     | idempotency.DefaultLease (30s), Tx only   | WithLease     |
 //	| retention | idempotency.DefaultRetention (24h), Tx    | WithRetention |
 //	| max kept  | idempotency.DefaultMaxResultSize (1 MiB)  | —             |
 //
-// (idempotency.Do, Once and the middleware pass their own lease and retention
-// to the Store's methods.)
+// (idempotency.Do, Once and the middleware pass their own lease and
+// retention to the Store's methods; Tx takes no claim, so it has no lease.)
 package postgres

@@ -42,7 +42,7 @@ func TestInvalidArguments(t *testing.T) {
 		{"New with a nil option", func() error { _, err := postgres.New(pool, nil); return err }},
 		{"WithTable with a name that needs quoting", func() error { _, err := postgres.New(pool, postgres.WithTable("a-b; DROP")); return err }},
 		{"WithTable empty", func() error { _, err := postgres.New(pool, postgres.WithTable("")); return err }},
-		{"WithLease zero", func() error { _, err := postgres.New(pool, postgres.WithLease(0)); return err }},
+		{"WithRetention zero", func() error { _, err := postgres.New(pool, postgres.WithRetention(0)); return err }},
 		{"WithRetention negative", func() error { _, err := postgres.New(pool, postgres.WithRetention(-time.Second)); return err }},
 		{"Migrate with a nil context", func() error { return s.Migrate(nilCtx) }},
 		{"Migrate on a zero Store", func() error { return zero.Migrate(ctx) }},

@@ -10,14 +10,12 @@ import (
 // config is what the options set.
 type config struct {
 	table     string
-	lease     time.Duration
 	retention time.Duration
 	maxResult int
 }
 
 func defaults() config {
-	return config{table: DefaultTable, lease: idempotency.DefaultLease,
-		retention: idempotency.DefaultRetention, maxResult: idempotency.DefaultMaxResultSize}
+	return config{table: DefaultTable, retention: idempotency.DefaultRetention, maxResult: idempotency.DefaultMaxResultSize}
 }
 
 // Option configures New.
@@ -36,22 +34,8 @@ func WithTable(name string) Option {
 	}
 }
 
-// WithLease sets how long Tx's claim on a key lasts: the longest its
-// transaction, retries included, may take before another call may take the
-// key over (its completion then fails and rolls the effect back). The
-// default is idempotency.DefaultLease.
-func WithLease(d time.Duration) Option {
-	return func(c *config) error {
-		if d < time.Millisecond {
-			return argerr.New("postgres.WithLease", d, "must be at least 1ms")
-		}
-		c.lease = d
-		return nil
-	}
-}
-
 // WithRetention sets how long Tx keeps a key's result after its transaction
-// committed. The default is idempotency.DefaultRetention.
+// committed (idempotency.Do passes its own to Complete). The default is idempotency.DefaultRetention.
 func WithRetention(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {

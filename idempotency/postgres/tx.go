@@ -16,30 +16,32 @@ import (
 	"github.com/retrykit/retry/sqlretry"
 )
 
-// Tx runs fn at most once per key, in a transaction that also completes the
-// key and stores fn's result: the effect and the key's completion commit
+// Tx runs fn at most once per key, in a transaction that also records the
+// key's completion and fn's result: the effect and the record commit
 // together or not at all, so a crash between them leaves neither, and a
 // later call with the key either replays the stored result (Result.Replay)
 // or runs fn again — never both, never twice.
 //
-// The call claims key (one statement, outside the transaction), then runs
-// the transaction through sqlretry.PgxTx with r and opts: fn, then the
-// completion, then COMMIT, the whole transaction retried on a serialization
-// failure or a deadlock. A call that finds the key completed returns the
-// stored result in that one statement; one that finds it claimed by another
-// call waits (polling, 10ms doubling to idempotency.DefaultPollInterval)
-// until it completes, or until its lease (WithLease) runs out and this call
-// takes the key over, or until ctx ends (idempotency.ErrInProgress).
+// The call first looks the key up (one statement). A completed key is
+// replayed from that statement alone. Otherwise Tx runs the transaction
+// through sqlretry.PgxTx with r and opts: fn, then an INSERT of the
+// completed record, then COMMIT, the whole transaction retried on a
+// serialization failure or a deadlock. No claim is written before the
+// transaction: a concurrent call with the same key may run fn too, but its
+// INSERT waits for the first transaction and then fails (a serialization
+// failure, or a conflict under READ COMMITTED), so its effect rolls back
+// and it returns the first one's result as a replay. A key claimed through
+// the Store interface (idempotency.Do) is waited for, polling.
 //
 // The transaction carries key as its idempotency key (retry.WithIdempotencyKey),
-// so an ambiguous COMMIT is retried: the retry finds the key completed by
-// this call's own token if the COMMIT had succeeded, rolls its repeat back
-// and returns the stored result as this execution's.
+// so an ambiguous COMMIT is retried: every attempt after the first looks the
+// key up first, and finds it completed if the earlier COMMIT did succeed —
+// then it runs nothing and returns the stored result as this execution's.
 //
-// When fn or the transaction fails, the claim is released and the error is
-// returned (sqlretry's, usually a *retry.Error); the key can be used again
-// at once. A result larger than idempotency.DefaultMaxResultSize is
-// returned to this caller and stored as NotRetained. The same key with
+// When fn or the transaction fails, the error is returned (sqlretry's,
+// usually a *retry.Error) and nothing is recorded: the next call with the
+// key runs fn again. A result larger than idempotency.DefaultMaxResultSize is
+// returned to this caller and recorded as NotRetained. The same key with
 // another fingerprint is idempotency.ErrKeyReuse. A bad key, a nil argument
 // or a Store not made by New is a *retry.InvalidError, and nothing runs.
 func (s *Store) Tx(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, key string, fp idempotency.Fingerprint,
@@ -48,14 +50,18 @@ func (s *Store) Tx(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, ke
 		return idempotency.Result{}, err
 	}
 	skey := idempotency.StoreKey{Key: key}
-	claim := idempotency.Record{Status: idempotency.InProgress, Token: rand.Text(), Fingerprint: fp}
+	token := rand.Text()
 	for n := 1; ; n++ {
-		rec, claimed, err := s.Claim(ctx, skey, claim, s.cfg.lease)
+		rec, found, err := s.lookup(ctx, s.pool, skey)
 		switch {
 		case err != nil:
 			return idempotency.Result{}, classify.Retryable(&idempotency.Error{Reason: idempotency.ErrStore, Key: key, Err: err})
-		case claimed:
-			return s.execute(ctx, r, opts, skey, claim, fn)
+		case !found:
+			res, err := s.execute(ctx, r, opts, skey, idempotency.Record{Token: token, Fingerprint: fp}, fn)
+			if err == nil || !s.taken(ctx, skey, err) {
+				return res, err
+			}
+			continue // another call completed the key first: replay it
 		case rec.Status != idempotency.InProgress || rec.Fingerprint != fp:
 			return settled(key, rec, fp)
 		}
@@ -78,15 +84,27 @@ func (s *Store) checkTx(ctx context.Context, r *retry.Retrier, key string, fn fu
 	return idempotency.ValidateKey(key)
 }
 
-// execute runs the transaction of the call that holds the claim.
+// taken reports whether the transaction failed because another call took
+// the key: it says so (errTaken), or its effect failed on what the other's
+// did (a unique key, say), and the key is now recorded.
+func (s *Store) taken(ctx context.Context, key idempotency.StoreKey, err error) bool {
+	if errors.Is(err, errTaken) {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	_, found, lerr := s.lookup(ctx, s.pool, key)
+	return lerr == nil && found
+}
+
+// errTaken: the key was completed or claimed by another call while this
+// one's transaction ran; it rolled back.
+var errTaken = errors.New("idempotency/postgres: the key was taken by another call")
+
+// execute runs the transaction: fn and the record of its completion.
 func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, key idempotency.StoreKey,
-	claim idempotency.Record, fn func(context.Context, pgx.Tx) ([]byte, error)) (idempotency.Result, error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.release(ctx, key, claim.Token) // the transaction rolled back: free the key, then go on panicking
-			panic(p)
-		}
-	}()
+	mine idempotency.Record, fn func(context.Context, pgx.Tx) ([]byte, error)) (idempotency.Result, error) {
 	kctx, err := retry.WithIdempotencyKey(ctx, key.Key)
 	if err != nil {
 		return idempotency.Result{}, err
@@ -96,83 +114,86 @@ func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOption
 	_, err = sqlretry.PgxTx(kctx, r, s.pool, opts, func(ctx context.Context, tx pgx.Tx) error {
 		if attempts++; attempts > 1 {
 			// An earlier attempt may have committed (an ambiguous COMMIT is
-			// retried for keyed work): then its effect must not run again.
-			if err := s.notDone(ctx, tx, key, claim.Token); err != nil {
+			// retried for keyed work), or another call completed the key.
+			if err := s.notDone(ctx, tx, key); err != nil {
 				return err
 			}
 		}
 		v, err := fn(ctx, tx)
 		if err == nil {
-			value, err = v, s.completeIn(ctx, tx, key, claim, v)
+			value, err = v, s.record(ctx, tx, key, mine, v)
 		}
 		return err
 	})
 	var done *doneError
 	switch {
 	case err == nil:
-		return idempotency.Result{Value: value, Execution: claim.Token}, nil
+		return idempotency.Result{Value: value, Execution: mine.Token}, nil
+	case errors.As(err, &done) && done.rec.Token == mine.Token:
+		return idempotency.Result{Value: done.rec.Value, Execution: mine.Token}, nil
 	case errors.As(err, &done):
-		return idempotency.Result{Value: done.rec.Value, Execution: claim.Token}, nil
+		return idempotency.Result{}, errTaken
 	}
-	s.release(ctx, key, claim.Token)
 	return idempotency.Result{}, err
 }
 
-// completeIn completes the claim in tx, with fn's value v.
-func (s *Store) completeIn(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, claim idempotency.Record, v []byte) error {
-	rec := idempotency.Record{Status: idempotency.Succeeded, Token: claim.Token, Fingerprint: claim.Fingerprint, Value: v}
+// record inserts the completed record of key in tx, with fn's value v. A
+// live record in the way (another call's, committed since this transaction
+// began under READ COMMITTED) rolls the transaction back; under REPEATABLE
+// READ and SERIALIZABLE the INSERT fails with a serialization failure
+// instead, and the retry finds the record first.
+func (s *Store) record(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, mine idempotency.Record, v []byte) error {
+	rec := idempotency.Record{Status: idempotency.Succeeded, Token: mine.Token, Fingerprint: mine.Fingerprint, Value: v}
 	if len(v) > s.cfg.maxResult {
 		rec.Status, rec.Value = idempotency.NotRetained, nil
 	}
-	tag, err := s.complete(ctx, tx, key, rec, s.cfg.retention)
+	if rec.Value == nil {
+		rec.Value = []byte{}
+	}
+	tag, err := tx.Exec(ctx, s.sql.insert, []byte(key.Scope), []byte(key.Key), int16(rec.Status), []byte(rec.Token),
+		rec.Fingerprint[:], rec.Value, s.cfg.retention.Microseconds())
 	if err != nil || tag.RowsAffected() == 1 {
 		return err
 	}
-	return s.whyNotCompleted(ctx, tx, key, claim.Token)
+	return classify.Permanent(errTaken)
 }
 
-// whyNotCompleted explains a completion that changed no row: either an
-// earlier attempt of this call did commit, or the claim was lost to another
-// call.
-func (s *Store) whyNotCompleted(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, token string) error {
-	if err := s.notDone(ctx, tx, key, token); err != nil {
-		return err
-	}
-	return classify.Permanent(&idempotency.Error{Reason: idempotency.ErrClaimLost, Key: key.Key, Execution: token})
-}
-
-// notDone returns a *doneError if key holds the final record of token: an
-// earlier attempt of this call committed.
-func (s *Store) notDone(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, token string) error {
+// lookup reads the live record of key, if any.
+func (s *Store) lookup(ctx context.Context, db querier, key idempotency.StoreKey) (idempotency.Record, bool, error) {
 	var got row
-	err := tx.QueryRow(ctx, s.sql.lookup, []byte(key.Scope), []byte(key.Key)).Scan(&got.status, &got.token, &got.fp, &got.value)
+	err := db.QueryRow(ctx, s.sql.lookup, []byte(key.Scope), []byte(key.Key)).Scan(&got.status, &got.token, &got.fp, &got.value)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return nil
+		return idempotency.Record{}, false, nil
 	case err != nil:
-		return err
+		return idempotency.Record{}, false, err
 	}
 	rec, err := got.decode()
-	if err == nil && rec.Token == token && rec.Status.Final() {
+	return rec, err == nil, err
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// notDone returns a *doneError if key holds a final record, and errTaken if
+// another call claims it.
+func (s *Store) notDone(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey) error {
+	rec, found, err := s.lookup(ctx, tx, key)
+	switch {
+	case err != nil || !found:
+		return err
+	case rec.Status.Final():
 		return classify.Permanent(&doneError{rec})
 	}
-	return err
+	return classify.Permanent(errTaken)
 }
 
-// doneError stops the retry of a transaction whose earlier attempt
-// committed; the repeat rolls back, and the call returns rec's result.
+// doneError stops the retry of a transaction whose key is already
+// completed: by an earlier attempt of this call, or by another call.
 type doneError struct{ rec idempotency.Record }
 
-func (e *doneError) Error() string { return "idempotency/postgres: an earlier attempt committed" }
-
-// release frees the claim after a failure, even if ctx has ended: a key
-// left claimed waits for its lease. Being fenced, it cannot free another
-// call's claim or undo a completion.
-func (s *Store) release(ctx context.Context, key idempotency.StoreKey, token string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = s.Release(ctx, key, token)
-}
+func (e *doneError) Error() string { return "idempotency/postgres: the key is already completed" }
 
 // settled answers from a record this call did not claim: a finished one, or
 // a claim with another fingerprint (as idempotency.Do does).
