@@ -50,16 +50,18 @@ func attempt[T any](ctx context.Context, r *retry.Retrier, begin func(context.Co
 	if err != nil {
 		return beforeCommit(ctx, r, err)
 	}
-	committing := false
+	returned := false
 	defer func() {
-		if !committing {
+		if !returned {
 			_ = t.rollback(ctx) // fn panicked; the panic goes on, the transaction does not
 		}
 	}()
-	if err := fn(ctx, t.tx); err != nil {
+	err = fn(ctx, t.tx)
+	returned = true
+	if err != nil {
+		_ = t.rollback(ctx)
 		return beforeCommit(ctx, r, err)
 	}
-	committing = true
 	return atCommit(t.commit(ctx))
 }
 
