@@ -422,3 +422,24 @@ func proxyHostPort(t testing.TB, addr string) (string, uint16) {
 	require.NoError(t, err)
 	return host, uint16(n)
 }
+
+// TestCommitReplyLostIsAmbiguousThroughDatabaseSQL is the same through
+// database/sql (pgx's stdlib driver).
+func TestCommitReplyLostIsAmbiguousThroughDatabaseSQL(t *testing.T) {
+	direct := newPool(t, 2)
+	exec(t, direct, `CREATE TABLE t (id int)`)
+	cc := direct.Config().ConnConfig
+	proxy := pgtest.NewProxy(t, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))))
+	db, err := sql.Open("pgx", fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", cc.User, proxy.Addr, cc.Database))
+	require.NoError(t, err)
+	defer db.Close()
+	proxy.LoseCommitReply()
+	st, err := sqlretry.Tx(t.Context(), newRetrier(t, new(retries)), db, nil, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	})
+	require.ErrorIs(t, err, sqlretry.ErrAmbiguousCommit)
+	assert.Equal(t, 1, st.Attempts)
+	assert.Equal(t, 1, proxy.Lost())
+	assert.Equal(t, 1, count(t, direct, `SELECT count(*) FROM t`), "the server did commit")
+}
