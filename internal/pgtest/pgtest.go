@@ -4,10 +4,15 @@
 // server needs no crash safety of its own). It runs the server binaries
 // (initdb, postgres, createdb) and needs no PostgreSQL client library.
 //
-// One server serves a whole test package: the first call of DB starts it, and
-// Main stops it when the package's tests end. Each test gets a fresh
-// database, created from template0 in a few milliseconds, so tests do not see
+// One server serves a whole test package: the first call of DB starts it
+// (initdb and start-up: about a second), and Main stops it when the
+// package's tests end; the server is the test process's child and dies with
+// it, should the process die first. Each test gets a fresh database, created
+// from template0 by createdb (a fraction of a second), so tests do not see
 // each other's rows.
+//
+// Proxy stands between a client and the server and loses the reply to a
+// COMMIT on demand: the ambiguous commit, made deterministic.
 //
 // The binaries are looked for on PATH, then in Debian's
 // /usr/lib/postgresql/<version>/bin (newest version first). Without them a
@@ -127,7 +132,7 @@ func Binaries() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, dir := range dirs {
-		if isFile(filepath.Join(dir, "initdb")) && isFile(filepath.Join(dir, "postgres")) {
+		if isFile(filepath.Join(dir, "initdb")) && isFile(filepath.Join(dir, "postgres")) && isFile(filepath.Join(dir, "createdb")) {
 			return dir, nil
 		}
 	}
