@@ -38,17 +38,23 @@ type txn[T any] struct {
 // commits it.
 func run[T any](ctx context.Context, r *retry.Retrier, begin func(context.Context) (txn[T], error),
 	fn func(context.Context, T) error) (retry.Stats, error) {
-	return r.Run(ctx, func(ctx context.Context) error {
-		return attempt(ctx, r, begin, fn)
+	return r.Run(ctx, func(actx context.Context) error {
+		err := attempt(actx, r, begin, fn)
+		var early *earlyError
+		if errors.As(err, &early) {
+			return beforeCommit(ctx, r, early.err)
+		}
+		return err
 	})
 }
 
 // attempt runs one transaction. A panic in fn rolls it back and goes on up.
+// A failure before COMMIT comes back as an *earlyError.
 func attempt[T any](ctx context.Context, r *retry.Retrier, begin func(context.Context) (txn[T], error),
 	fn func(context.Context, T) error) error {
 	t, err := begin(ctx)
 	if err != nil {
-		return beforeCommit(ctx, r, err)
+		return &earlyError{err}
 	}
 	returned := false
 	defer func() {
@@ -60,18 +66,25 @@ func attempt[T any](ctx context.Context, r *retry.Retrier, begin func(context.Co
 	returned = true
 	if err != nil {
 		_ = t.rollback(ctx)
-		return beforeCommit(ctx, r, err)
+		return &earlyError{err}
 	}
 	return atCommit(t.commit(ctx))
 }
 
+// earlyError carries the error of an attempt that failed before COMMIT, to
+// run, where the caller's context is known.
+type earlyError struct{ err error }
+
+func (e *earlyError) Error() string { return e.err.Error() }
+
 // beforeCommit is the error of an attempt that failed before COMMIT was
 // sent. Nothing of it committed: the server rolls back an open transaction
 // whose session ends. So a failure the Retrier would retry only as "may still
-// be running" (a lost connection, an attempt timeout) is retried plainly.
+// be running" (a lost connection, an attempt's own timeout) is retried
+// plainly. ctx is the caller's: when it has ended, the loop decides.
 func beforeCommit(ctx context.Context, r *retry.Retrier, err error) error {
 	if ctx.Err() != nil {
-		return err // the caller's own deadline or cancellation: the loop decides
+		return err
 	}
 	if d := r.Classify(err); d.Verdict == classify.Retry && d.Timeout {
 		d.Timeout = false

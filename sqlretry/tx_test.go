@@ -443,3 +443,28 @@ func TestCommitReplyLostIsAmbiguousThroughDatabaseSQL(t *testing.T) {
 	assert.Equal(t, 1, proxy.Lost())
 	assert.Equal(t, 1, count(t, direct, `SELECT count(*) FROM t`), "the server did commit")
 }
+
+// TestAttemptTimeoutBeforeCommitIsRetried: an attempt that runs out of its
+// own time (retry.WithAttemptTimeout) before COMMIT committed nothing, so
+// it is retried, although a timeout alone is retried only for idempotent
+// work.
+func TestAttemptTimeoutBeforeCommitIsRetried(t *testing.T) {
+	pool := newPool(t, 3)
+	exec(t, pool, `CREATE TABLE t (id int)`)
+	r := newRetrier(t, new(retries), retry.WithAttemptTimeout(300*time.Millisecond))
+	calls := 0
+	st, err := sqlretry.PgxTx(t.Context(), r, pool, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
+		calls++
+		if _, err := tx.Exec(ctx, `INSERT INTO t VALUES ($1)`, calls); err != nil {
+			return err
+		}
+		if calls == 1 {
+			_, err := tx.Exec(ctx, `SELECT pg_sleep(10)`) // outlives the attempt
+			return err
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Attempts)
+	assert.Equal(t, 1, count(t, pool, `SELECT count(*) FROM t`), "the timed-out attempt's row committed, or the retry's was lost")
+}
