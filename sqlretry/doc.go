@@ -20,11 +20,12 @@
 //	| BEGIN or fn fails, the server answered          | the error, classified as usual (40001, 40P01:  |
 //	| (SQLSTATE)                                      | retry; 23, 22, 42: stop)                       |
 //	| BEGIN or fn fails on a lost connection, a       | the error, retried without the "may still be   |
-//	| shutdown (57P01) or an attempt timeout          | running" caution: the server rolls back a      |
-//	|                                                 | transaction whose session ended                |
+//	| shutdown (57P01) or the attempt's own timeout   | running" caution: the server rolls back a      |
+//	| (retry.WithAttemptTimeout)                      | transaction whose session ended                |
 //	| COMMIT answered with a SQLSTATE (40001 under    | the error, classified as usual: nothing        |
 //	| SERIALIZABLE, a deferred constraint's 23xxx)    | committed                                      |
-//	| COMMIT not sent (the context ended first)       | the error, classified as usual                 |
+//	| COMMIT not sent (the attempt's or the caller's  | as before COMMIT: nothing committed            |
+//	| context ended first)                            |                                                |
 //	| COMMIT sent, then the connection lost (no       | an error matching ErrAmbiguousCommit, reason   |
 //	| answer, 08xxx, 57P01, 57P02, 40003)             | "sql ambiguous commit", marked Timeout:        |
 //	|                                                 | retried only if the Retrier is                 |

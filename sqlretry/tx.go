@@ -98,8 +98,11 @@ func beforeCommit(ctx context.Context, r *retry.Retrier, err error) error {
 // not commit, and is classified like any other; so is an error raised before
 // anything was sent. Anything else leaves the outcome unknown.
 func atCommit(err error) error {
-	if err == nil || answered(err) || notSent(err) {
+	switch {
+	case err == nil || answered(err):
 		return err
+	case notSent(err):
+		return &earlyError{err} // nothing committed, as before COMMIT
 	}
 	return classify.Mark(&ambiguousError{err}, ambiguous)
 }
