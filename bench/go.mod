@@ -14,6 +14,7 @@ require (
 	github.com/retrykit/retry v0.0.0
 	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
+	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
@@ -22,7 +23,12 @@ require (
 )
 
 require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
@@ -42,7 +48,10 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/retrykit/retry/grpcretry v0.0.0
+	github.com/retrykit/retry/idempotency/postgres v0.0.0
+	github.com/retrykit/retry/sqlretry v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
@@ -55,3 +64,7 @@ require (
 replace github.com/retrykit/retry/otelretry => ../otelretry
 
 replace github.com/retrykit/retry/grpcretry => ../grpcretry
+
+replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
+
+replace github.com/retrykit/retry/sqlretry => ../sqlretry

@@ -28,6 +28,7 @@
 //	| HTTP 500 and unlisted 5xx                           | retry once per call (Limit 1)         |
 //	| HTTP 501, 505, 506, 508, 510, 511                   | stop: the server cannot do it         |
 //	| every other HTTP 4xx (400, 401, 403, 404, 409, …)   | stop: the request is wrong            |
+//	| a database error with a SQLSTATE                    | the SQL table below                   |
 //	| ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,      | retry                                 |
 //	| ENETUNREACH, EHOSTUNREACH, a hang-up (unexpected    |                                       |
 //	| EOF, or EOF in an HTTP client error), temporary DNS |                                       |
@@ -55,6 +56,38 @@
 // A successful result can be classified too (ResultFunc): Completion encodes
 // the rule that an LLM's empty content or content-filter finish is a final
 // answer, never retried.
+//
+// # Database errors
+//
+// SQL recognises a database error by the method SQLState() string anywhere in
+// the chain (pgx's *pgconn.PgError and lib/pq's *pq.Error have it), without
+// importing a driver, and decides by this table:
+//
+//	| SQLSTATE                                  | decision                                      |
+//	|-------------------------------------------|-----------------------------------------------|
+//	| 40001 serialization_failure               | retry (the whole transaction)                 |
+//	| 40P01 deadlock_detected                   | retry (the whole transaction)                 |
+//	| 53300 too_many_connections                | retry, after the policy's backoff             |
+//	| 55P03 lock_not_available                  | retry, after the policy's backoff             |
+//	| 08001, 08004: could not connect, rejected | retry: nothing was sent                       |
+//	| 57P03 cannot_connect_now                  | retry: nothing was sent                       |
+//	| other class 08: connection lost           | retry, marked Timeout: only when nothing may  |
+//	| 57P01, 57P02: admin or crash shutdown     | have committed (idempotent or keyed work, or  |
+//	| 40003 statement_completion_unknown        | a transaction that never reached COMMIT)      |
+//	| class 23 integrity constraint violation   | stop                                          |
+//	| class 22 data exception                   | stop                                          |
+//	| class 42 syntax error or access rule      | stop                                          |
+//	| other class 40 (40000, 40002)             | stop: the transaction was rolled back for a   |
+//	|                                           | reason a retry does not change                |
+//	| any other SQLSTATE                        | no opinion: General retries it, Strict stops  |
+//
+// A lost connection is marked Timeout because a statement outside a
+// transaction, or a COMMIT, may have taken effect before the connection went:
+// the retry loop then retries only idempotent or keyed work. A failure inside a
+// transaction before its COMMIT is different (the server rolls back what the
+// session did not commit); package sqlretry, which knows where a transaction
+// failed, retries those and reports a COMMIT whose outcome is unknown as an
+// ambiguous commit.
 //
 // # Errors nobody recognised
 //

@@ -66,6 +66,9 @@ func Default(err error) Decision {
 	if d := f.httpRule(); d.Verdict != NoOpinion {
 		return d
 	}
+	if d := f.sqlRule(); d.Verdict != NoOpinion {
+		return d
+	}
 	if d := f.networkRule(); d.Verdict != NoOpinion {
 		return d
 	}

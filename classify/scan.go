@@ -28,6 +28,7 @@ type facts struct {
 	marker                                         *marked
 	status                                         statusCoder
 	retryAfter                                     retryAfterer
+	sqlState                                       sqlStater
 	errno                                          syscall.Errno
 	dns                                            *net.DNSError
 	leaf                                           error // the first error that wraps nothing
@@ -35,7 +36,7 @@ type facts struct {
 
 // scan walks err's tree depth first, through Unwrap() error and
 // Unwrap() []error, as errors.Is and errors.As do, without reflection. The
-// first (outermost) marker, status and Retry-After found are kept, and the
+// first (outermost) marker, status, SQLSTATE and Retry-After found are kept, and the
 // first leaf, whose text the rules read only when no typed fact decided.
 func scan(err error) facts {
 	var f facts
@@ -107,6 +108,9 @@ func (f *facts) note(err error) {
 func (f *facts) noteInterfaces(err error) {
 	if s, ok := err.(statusCoder); ok && f.status == nil {
 		f.status = s
+	}
+	if s, ok := err.(sqlStater); ok && f.sqlState == nil {
+		f.sqlState = s
 	}
 	if r, ok := err.(retryAfterer); ok && f.retryAfter == nil {
 		f.retryAfter = r

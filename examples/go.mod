@@ -22,6 +22,9 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
@@ -38,6 +41,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
@@ -48,10 +52,13 @@ require (
 )
 
 require (
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/retrykit/retry/dlq/redis v0.0.0
 	github.com/retrykit/retry/dlq/sqlite v0.0.0
 	github.com/retrykit/retry/grpcretry v0.0.0
+	github.com/retrykit/retry/idempotency/postgres v0.0.0
 	github.com/retrykit/retry/idempotency/redis v0.0.0
+	github.com/retrykit/retry/sqlretry v0.0.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 )
 
@@ -66,3 +73,7 @@ replace github.com/retrykit/retry/idempotency/redis => ../idempotency/redis
 replace github.com/retrykit/retry/otelretry => ../otelretry
 
 replace github.com/retrykit/retry/grpcretry => ../grpcretry
+
+replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
+
+replace github.com/retrykit/retry/sqlretry => ../sqlretry
