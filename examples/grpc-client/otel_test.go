@@ -153,3 +153,28 @@ func series(name string, kvs []attribute.KeyValue) string {
 	}
 	return name + "{" + strings.Join(s, ",") + "}"
 }
+
+// observedDialOptions is the README's snippet: the dial options of
+// grpcretry's interceptors on a Retrier that otelretry observes.
+func observedDialOptions() ([]grpc.DialOption, error) {
+	obs, err := otelretry.NewRetrier("inventory-grpc") // the global meter provider
+	if err != nil {
+		return nil, err
+	}
+	r, err := retry.New(retry.WithHook(obs.Hook))
+	if err != nil {
+		return nil, err
+	}
+	i, err := grpcretry.New(grpcretry.WithRetrier(r))
+	if err != nil {
+		return nil, err
+	}
+	return i.DialOptions() // grpc.NewClient(target, opts...)
+}
+
+func TestObservedDialOptions(t *testing.T) {
+	opts, err := observedDialOptions()
+	if err != nil || len(opts) == 0 {
+		t.Fatalf("observedDialOptions() = %d options, %v", len(opts), err)
+	}
+}
