@@ -2,6 +2,7 @@ package otelretry_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -29,10 +30,9 @@ func hedging(t *testing.T, s *sdk, inFlight int) *retry.Retrier {
 // slow takes lat[n-1] for attempt n, and returns nil then; with honour set
 // it returns early with its context's error when the context ends.
 func slow(honour bool, lat ...time.Duration) func(context.Context) error {
-	n := 0
+	var n atomic.Int32 // hedges run on goroutines of their own
 	return func(ctx context.Context) error {
-		n++ // attempts start one after another: the hedge after the delay
-		t := time.NewTimer(lat[n-1])
+		t := time.NewTimer(lat[n.Add(1)-1])
 		defer t.Stop()
 		if !honour {
 			<-t.C
@@ -90,11 +90,11 @@ func TestAHedgedCallThatFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
 		r := hedging(t, s, 2)
-		n := 0
+		var n atomic.Int32
 		// Attempt 1 hangs until cancelled; its hedge (2) fails at once with
 		// a 503, which starts attempt 3 at once; it fails with a 404.
 		st, err := r.Hedge(t.Context(), func(ctx context.Context) error {
-			switch n++; n {
+			switch n.Add(1) {
 			case 1:
 				<-ctx.Done()
 				return ctx.Err()
