@@ -34,9 +34,10 @@ var ErrHedgeUnsafe = errors.New("hedging runs the operation more than once at a 
 // hooks receive a HedgeStarted event. Only the winner's AttemptDone event has
 // a nil Err: a loser's carries the error it returned, or context.Canceled if
 // it succeeded after the winner (its result is discarded), so a hook counts
-// one success per call; the winner's Started is the call's attempts. An attempt that panics ends the call:
-// the others are cancelled, and once they have returned the panic is raised
-// again on the caller's goroutine, whichever goroutine it happened on.
+// one success per call; the winner's Started is the call's attempts. An
+// attempt that panics ends the call: the others are cancelled, and once they
+// have returned the panic is raised again on the caller's goroutine,
+// whichever goroutine it happened on.
 //
 // Hedging is for work that may run twice: a call that is neither idempotent
 // (Idempotent) nor keyed (WithIdempotencyKey) fails with ErrHedgeUnsafe
