@@ -14,6 +14,11 @@ type EventKind uint8
 
 const (
 	// AttemptDone: an attempt returned. Err is its error, nil on success.
+	// In a hedged call (WithHedging) Err is nil for the winner only: an
+	// attempt that also succeeds after another won is a loser whose result
+	// was discarded, and reports context.Canceled, as it would had its
+	// cancelled context stopped it in time. A hook thus sees one success
+	// per call. Started says how many attempts the call had started.
 	AttemptDone EventKind = iota + 1
 	// RetryScheduled: the last attempt failed and the call will wait Delay
 	// before the next one.
@@ -45,6 +50,7 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind     EventKind
 	Attempt  int               // 1-based number of the attempt concerned
+	Started  int               // attempts the call has started, hedges included: more than Attempt while a hedged call's attempts overlap
 	Err      error             // the attempt's error, or the final *Error for GaveUp
 	Decision classify.Decision // how a failed attempt was classified
 	Delay    time.Duration     // RetryScheduled: the wait before the next attempt; HedgeStarted: the hedging delay

@@ -31,9 +31,13 @@ var ErrHedgeUnsafe = errors.New("hedging runs the operation more than once at a 
 // waited). MaxAttempts counts hedges too; MaxElapsed, the context's deadline
 // and the retry budget (each hedge asks Allow, and is recorded as a retry)
 // still bound the call. Stats.Hedges and Stats.Winner say what happened, and
-// hooks receive a HedgeStarted event. An attempt that panics ends the call:
-// the others are cancelled, and once they have returned the panic is raised
-// again on the caller's goroutine, whichever goroutine it happened on.
+// hooks receive a HedgeStarted event. Only the winner's AttemptDone event has
+// a nil Err: a loser's carries the error it returned, or context.Canceled if
+// it succeeded after the winner (its result is discarded), so a hook counts
+// one success per call; the winner's Started is the call's attempts. An
+// attempt that panics ends the call: the others are cancelled, and once they
+// have returned the panic is raised again on the caller's goroutine,
+// whichever goroutine it happened on.
 //
 // Hedging is for work that may run twice: a call that is neither idempotent
 // (Idempotent) nor keyed (WithIdempotencyKey) fails with ErrHedgeUnsafe
@@ -318,7 +322,7 @@ func (h *hedger) hedge() (int, context.Context) {
 		return 0, nil
 	}
 	n, actx := h.begin(true, now)
-	h.emit(Event{Kind: HedgeStarted, Attempt: n, Delay: h.delay, Waited: h.stats.Waited, Elapsed: now - h.start})
+	h.emit(Event{Kind: HedgeStarted, Attempt: n, Started: n, Delay: h.delay, Waited: h.stats.Waited, Elapsed: now - h.start})
 	return n, actx
 }
 
@@ -378,7 +382,8 @@ func (h *hedger) done(n int, err error) (time.Duration, bool) {
 	}
 	oldest := h.release(n)
 	if h.r.hook != nil {
-		h.r.hook(h.ctx, Event{Kind: AttemptDone, Attempt: n, Err: err, Waited: h.stats.Waited, Elapsed: now - h.start})
+		h.r.hook(h.ctx, Event{Kind: AttemptDone, Attempt: n, Started: h.stats.Attempts, Err: h.reported(err),
+			Waited: h.stats.Waited, Elapsed: now - h.start})
 	}
 	switch {
 	case err == nil:
@@ -389,6 +394,17 @@ func (h *hedger) done(n int, err error) (time.Duration, bool) {
 		return 0, false
 	}
 	return h.failed(n, err, now)
+}
+
+// reported is the error an AttemptDone reports for an attempt that
+// returned err: a success after another attempt won is a loser whose result
+// was discarded, reported as context.Canceled, so that a hook sees one
+// success per call.
+func (h *hedger) reported(err error) error {
+	if err == nil && h.stats.Winner > 0 {
+		return context.Canceled
+	}
+	return err
 }
 
 // release ends attempt n's slot and returns when the oldest attempt in
@@ -448,7 +464,7 @@ func (h *hedger) failed(n int, err error, now time.Duration) (time.Duration, boo
 		return 0, false
 	}
 	h.failures[len(h.failures)-1].Delay = delay
-	h.emit(Event{Kind: RetryScheduled, Attempt: n, Err: err, Decision: d, Delay: delay, Waited: h.stats.Waited, Elapsed: now - h.start})
+	h.emit(Event{Kind: RetryScheduled, Attempt: n, Started: h.stats.Attempts, Err: err, Decision: d, Delay: delay, Waited: h.stats.Waited, Elapsed: now - h.start})
 	return delay, true
 }
 
@@ -588,7 +604,7 @@ func (h *hedger) fail() error {
 		failures[i] = f
 	}
 	e := &Error{Stats: h.stats, Reason: h.reason, Last: h.lastErr, Decision: h.last, RetryAfter: h.retryAfter, Failures: failures}
-	h.emit(Event{Kind: GaveUp, Attempt: h.stats.Attempts, Err: e, Decision: h.last, Waited: h.stats.Waited, Elapsed: h.stats.Elapsed})
+	h.emit(Event{Kind: GaveUp, Attempt: h.stats.Attempts, Started: h.stats.Attempts, Err: e, Decision: h.last, Waited: h.stats.Waited, Elapsed: h.stats.Elapsed})
 	return e
 }
 

@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -374,6 +375,59 @@ func TestAPanicInAnyAttemptReachesTheCallerAfterTheOthersEnd(t *testing.T) {
 				s.mu.Unlock()
 				_, err := r.Hedge(t.Context(), newServer(ms).op)
 				assert.NoError(t, err, "the Retrier still works")
+			})
+		})
+	}
+}
+
+// stubborn plays an operation that ignores its context: attempt n takes
+// lat[n-1] whatever happens, then returns errs[n-1] (nil past the end).
+func stubborn(lat []time.Duration, errs ...error) func(context.Context) error {
+	var n atomic.Int32
+	return func(context.Context) error {
+		i := int(n.Add(1)) - 1
+		time.Sleep(lat[i])
+		if i < len(errs) {
+			return errs[i]
+		}
+		return nil
+	}
+}
+
+func TestAHedgedCallReportsOneSuccess(t *testing.T) {
+	late := errors.New("late failure")
+	for _, tc := range []struct {
+		desc  string
+		loser error // what the slow first attempt returns, after the hedge won
+		want  error // what its AttemptDone reports
+	}{
+		{"a loser that succeeds after the winner reports context.Canceled", nil, context.Canceled},
+		{"a loser that fails reports its own error", late, late},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var ev events
+				r := hedging(t, 10*ms, 2, retry.WithHook(ev.hook))
+				st, err := r.Hedge(t.Context(), stubborn([]time.Duration{30 * ms, 5 * ms}, tc.loser))
+				require.NoError(t, err)
+				assert.Equal(t, 2, st.Winner)
+
+				var successes int
+				var done []retry.Event
+				for _, e := range ev.list {
+					if e.Kind == retry.AttemptDone {
+						done = append(done, e)
+						if e.Err == nil {
+							successes++
+						}
+					}
+				}
+				assert.Equal(t, 1, successes, "a hedged call has one success")
+				require.Len(t, done, 2)
+				assert.Equal(t, retry.Event{Kind: retry.AttemptDone, Attempt: 2, Started: 2, Elapsed: 15 * ms}, done[0],
+					"the winner's event says how many attempts the call started")
+				assert.Equal(t, 1, done[1].Attempt)
+				assert.ErrorIs(t, done[1].Err, tc.want)
 			})
 		})
 	}

@@ -43,7 +43,7 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 	}
 	err := r.attempt(opCtx, op)
 	if r.hook != nil {
-		r.hook(ctx, Event{Kind: AttemptDone, Attempt: 1, Err: err, Elapsed: monoNow() - start})
+		r.hook(ctx, Event{Kind: AttemptDone, Attempt: 1, Started: 1, Err: err, Elapsed: monoNow() - start})
 	}
 	if err == nil {
 		if r.budget != nil {
@@ -159,7 +159,7 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 		}
 		err = r.attempt(opCtx, op)
 		if r.hook != nil {
-			r.hook(ctx, Event{Kind: AttemptDone, Attempt: c.stats.Attempts + 1, Err: err, Waited: c.stats.Waited, Elapsed: monoNow() - c.start})
+			r.hook(ctx, Event{Kind: AttemptDone, Attempt: c.stats.Attempts + 1, Started: c.stats.Attempts + 1, Err: err, Waited: c.stats.Waited, Elapsed: monoNow() - c.start})
 		}
 		if err == nil {
 			c.stats.Attempts++
@@ -308,7 +308,7 @@ func (c *call) countClass(reason string) int {
 // allocates nothing.
 func (c *call) sleep(d time.Duration, err error) bool {
 	if c.r.hook != nil {
-		c.r.hook(c.ctx, Event{Kind: RetryScheduled, Attempt: c.stats.Attempts, Err: err, Decision: c.last,
+		c.r.hook(c.ctx, Event{Kind: RetryScheduled, Attempt: c.stats.Attempts, Started: c.stats.Attempts, Err: err, Decision: c.last,
 			Delay: d, Waited: c.stats.Waited, Elapsed: monoNow() - c.start})
 	}
 	c.prev = d
@@ -373,7 +373,7 @@ func (c *call) fail(last, reason error, st *Stats) error {
 	}
 	e := &Error{Stats: c.stats, Reason: reason, Last: last, Decision: c.last, RetryAfter: c.retryAfter, Failures: c.failures()}
 	if c.r.hook != nil {
-		c.r.hook(c.ctx, Event{Kind: GaveUp, Attempt: c.stats.Attempts, Err: e, Decision: c.last, Waited: c.stats.Waited, Elapsed: c.stats.Elapsed})
+		c.r.hook(c.ctx, Event{Kind: GaveUp, Attempt: c.stats.Attempts, Started: c.stats.Attempts, Err: e, Decision: c.last, Waited: c.stats.Waited, Elapsed: c.stats.Elapsed})
 	}
 	return e
 }

@@ -15,30 +15,32 @@ import (
 )
 
 // Reasons of the status table: stable labels, fit for logs and metric
-// attributes. A class with a Limit is counted by its Reason.
+// attributes. A class with a Limit is counted by its Reason. Each is the
+// classify package's ReasonGRPC… of the same name, which otelretry reports
+// as a retry.class of its own.
 const (
-	ReasonCanceled           = "grpc cancelled"
-	ReasonUnknown            = "grpc unknown"
-	ReasonInvalidArgument    = "grpc invalid argument"
-	ReasonDeadlineExceeded   = "grpc deadline exceeded"
-	ReasonNotFound           = "grpc not found"
-	ReasonAlreadyExists      = "grpc already exists"
-	ReasonPermissionDenied   = "grpc permission denied"
-	ReasonResourceExhausted  = "grpc resource exhausted"
-	ReasonFailedPrecondition = "grpc failed precondition"
-	ReasonAborted            = "grpc aborted"
-	ReasonOutOfRange         = "grpc out of range"
-	ReasonUnimplemented      = "grpc unimplemented"
-	ReasonInternal           = "grpc internal"
-	ReasonUnavailable        = "grpc unavailable"
-	ReasonDataLoss           = "grpc data loss"
-	ReasonUnauthenticated    = "grpc unauthenticated"
+	ReasonCanceled           = classify.ReasonGRPCCanceled
+	ReasonUnknown            = classify.ReasonGRPCUnknown
+	ReasonInvalidArgument    = classify.ReasonGRPCInvalidArgument
+	ReasonDeadlineExceeded   = classify.ReasonGRPCDeadlineExceeded
+	ReasonNotFound           = classify.ReasonGRPCNotFound
+	ReasonAlreadyExists      = classify.ReasonGRPCAlreadyExists
+	ReasonPermissionDenied   = classify.ReasonGRPCPermissionDenied
+	ReasonResourceExhausted  = classify.ReasonGRPCResourceExhausted
+	ReasonFailedPrecondition = classify.ReasonGRPCFailedPrecondition
+	ReasonAborted            = classify.ReasonGRPCAborted
+	ReasonOutOfRange         = classify.ReasonGRPCOutOfRange
+	ReasonUnimplemented      = classify.ReasonGRPCUnimplemented
+	ReasonInternal           = classify.ReasonGRPCInternal
+	ReasonUnavailable        = classify.ReasonGRPCUnavailable
+	ReasonDataLoss           = classify.ReasonGRPCDataLoss
+	ReasonUnauthenticated    = classify.ReasonGRPCUnauthenticated
 	// ReasonPushbackStop: the server's grpc-retry-pushback-ms trailer was
 	// negative, malformed or repeated, which gRFC A6 defines as "do not retry".
-	ReasonPushbackStop = "grpc pushback: do not retry"
+	ReasonPushbackStop = classify.ReasonGRPCPushbackStop
 	// ReasonCallerDeadline: DEADLINE_EXCEEDED after the caller's own deadline
 	// had passed; no attempt could finish in time.
-	ReasonCallerDeadline = "grpc deadline exceeded: the caller's own"
+	ReasonCallerDeadline = classify.ReasonGRPCCallerDeadline
 )
 
 // PushbackTrailer is the trailer in which a server sets the wait before the

@@ -172,7 +172,7 @@ const MaxReplay = 256 << 10
 
 // ReasonReplayOverflow: a stream failed before its first message after
 // sending more than MaxReplay, which is not kept to be sent again.
-const ReasonReplayOverflow = "grpc stream: too much sent to replay"
+const ReasonReplayOverflow = classify.ReasonGRPCReplayOverflow
 
 // keep keeps m to be sent again, and counts it against MaxReplay.
 func (s *clientStream) keep(m any) {

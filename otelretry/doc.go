@@ -20,9 +20,10 @@
 // The name given to each constructor is the main attribute of its series
 // (retry.name, retry.breaker.name, …): one per Retrier, breaker or queue
 // that a dashboard tells apart. Every other attribute value comes from a fixed
-// set — outcomes, verdicts, the built-in classifiers' reasons, states,
-// status classes — and never from an error's text, an idempotency key, a URL
-// or a user id: 10,000 calls with distinct errors and keys add no series. A
+// set — outcomes, verdicts, the built-in classifiers' reasons (grpcretry's
+// status table among them: "grpc unavailable", …), states, status classes —
+// and never from an error's text, an idempotency key, a URL or a user id:
+// 10,000 calls with distinct errors and keys add no series. A
 // classification reason of a custom classifier is reported as "other"; a
 // letter's source and root-cause group, which are not a fixed set, are
 // capped at MaxDistinct pairs.
@@ -42,12 +43,47 @@
 // A call is what the caller's Do, Run or Value is: retry.call.duration
 // counts it once, with its outcome — success, or why it stopped (see the
 // Outcome… constants). retry.call.retries and retry.call.retry_delay are
-// recorded for the calls that retried; a call that succeeded or stopped at
-// its first attempt is counted by retry.call.duration alone, so that it
-// costs one measurement (the count of calls without retries is the
-// duration's count less the retries' count). Nested loops (retry in one
+// recorded for the calls that made more than one attempt; a call that
+// succeeded or stopped at its first attempt is counted by
+// retry.call.duration alone, so that it costs one measurement (the count of
+// calls without retries is the duration's count less the retries' count).
+// Nested loops (retry in one
 // layer) are counted once: a loop that defers to an Outermost loop
 // (retry.Deferred) is not observed, and its one attempt is the outer loop's.
+//
+// # Hedged calls
+//
+// A Retrier WithHedging starts another attempt alongside a slow one
+// (retry.HedgeStarted). Each hedge is counted by retry.hedges, read at
+// collection like retry.attempts, and adds a "retry.hedge_started" event
+// (retry.attempt, retry.delay) to the caller's span. A hedged call is still
+// one call: only its winner's success counts (the loop reports a loser that
+// also succeeded as cancelled), and retry.call.retries counts every attempt
+// it started after the first, hedges and retries alike (retry.Event.Started
+// at the end of the call), which is the extra load the call put on the
+// dependency; retry.hedges says how much of it was hedging. gRFC A96 reports
+// a call's hedges in a histogram of their own (grpc.client.call.hedges) next
+// to grpc.client.call.retries, because a gRPC method is either retried or
+// hedged; here a hedged call also retries after a failure, and a separate
+// per-call histogram would cost a second measurement on every hedged call
+// for a figure the counter gives in aggregate. A successful hedged call's
+// duration runs to its winner's success (an operation that ignores its
+// cancellation keeps the call from returning longer; Stats.Elapsed has that
+// figure). retry.attempts counts the attempts whose outcome the loop acted
+// on: the winner, each failure it retried or that ended the call; an
+// attempt still running when another won, or when the call had already
+// decided to stop, is counted by retry.call.retries and not by
+// retry.attempts.
+//
+// # gRPC
+//
+// grpcretry's interceptors run every call through a Retrier: give that
+// Retrier this package's hook, and its calls are counted as any other, each
+// attempt's retry.class being the status table's reason ("grpc
+// unavailable", "grpc resource exhausted", …; the constants are
+// classify.ReasonGRPC…, so this module knows them without depending on
+// grpc-go), and a server's pushback counted by retry.retry_after like a
+// Retry-After.
 //
 // # Traces
 //

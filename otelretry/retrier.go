@@ -60,6 +60,7 @@ type Retrier struct {
 	retries    metric.Int64Histogram
 	attempts   metric.Int64ObservableCounter
 	retryAfter metric.Int64ObservableCounter
+	hedges     metric.Int64ObservableCounter
 	byOutcome  [len(outcomes)]recordOpts
 	classIndex map[string]int // a failure's index in counts.failed, by reason
 	counts     counts
@@ -92,12 +93,12 @@ func NewRetrier(name string, opts ...RetrierOption) (*Retrier, error) {
 }
 
 func (o *Retrier) instruments(m metric.Meter) error {
-	var errs [5]error
+	var errs [6]error
 	o.duration, errs[0] = m.Float64Histogram("retry.call.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of a retried call, from just before its first attempt to its end, waits included."),
 		metric.WithExplicitBucketBoundaries(LatencyBuckets...))
 	o.retries, errs[1] = m.Int64Histogram("retry.call.retries", metric.WithUnit("{retry}"),
-		metric.WithDescription("Retries (attempts after the first) of a call that retried; a call without retries is counted by retry.call.duration alone."),
+		metric.WithDescription("Attempts after the first, retries and hedges, of a call that made more than one; a call of one attempt is counted by retry.call.duration alone."),
 		metric.WithExplicitBucketBoundaries(CountBuckets...))
 	o.delay, errs[2] = m.Float64Histogram("retry.call.retry_delay", metric.WithUnit("s"),
 		metric.WithDescription("Time a call that retried spent with no attempt running, between attempts."),
@@ -106,10 +107,12 @@ func (o *Retrier) instruments(m metric.Meter) error {
 		metric.WithDescription("Attempts made, by verdict and, for a failure, by classification reason."))
 	o.retryAfter, errs[4] = m.Int64ObservableCounter("retry.retry_after", metric.WithUnit("{retry_after}"),
 		metric.WithDescription("Server-requested waits (Retry-After): slept before a retry, or returned to the caller."))
+	o.hedges, errs[5] = m.Int64ObservableCounter("retry.hedges", metric.WithUnit("{hedge}"),
+		metric.WithDescription("Hedges: attempts started alongside one still running because it had not finished after the hedging delay."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
-	reg, err := m.RegisterCallback(o.observe, o.attempts, o.retryAfter)
+	reg, err := m.RegisterCallback(o.observe, o.attempts, o.retryAfter, o.hedges)
 	o.reg = reg
 	return err
 }
@@ -151,13 +154,18 @@ func (o *Retrier) Hook(ctx context.Context, e retry.Event) {
 		o.scheduled(ctx, e)
 	case retry.GaveUp:
 		o.gaveUp(ctx, e)
+	case retry.HedgeStarted:
+		o.hedged(ctx, e)
 	}
 }
 
-// succeeded records a call whose attempt e.Attempt succeeded.
+// succeeded records a call whose attempt e.Attempt succeeded. Its attempts
+// are e.Started: in a hedged call, the winner need not be the last attempt
+// started (the loop reports only the winner's success, see
+// retry.AttemptDone).
 func (o *Retrier) succeeded(ctx context.Context, e retry.Event) {
 	o.counts.success.n.Add(1)
-	o.call(ctx, iSuccess, e.Attempt, e.Waited, e.Elapsed)
+	o.call(ctx, iSuccess, max(e.Attempt, e.Started), e.Waited, e.Elapsed)
 }
 
 func (o *Retrier) call(ctx context.Context, outcome, attempts int, waited, elapsed time.Duration) {
@@ -179,6 +187,16 @@ func (o *Retrier) scheduled(ctx context.Context, e retry.Event) {
 		span.AddEvent("retry.scheduled", trace.WithAttributes(
 			o.nameAttr, keyAttempt.Int(e.Attempt), KeyClass.String(o.class(e.Decision.Reason)),
 			keyDelay.Float64(e.Delay.Seconds())))
+	}
+}
+
+// hedged records a hedge: counted here on its own, and with the call's
+// retries when the call ends.
+func (o *Retrier) hedged(ctx context.Context, e retry.Event) {
+	o.counts.hedges.n.Add(1)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("retry.hedge_started", trace.WithAttributes(
+			o.nameAttr, keyAttempt.Int(e.Attempt), keyDelay.Float64(e.Delay.Seconds())))
 	}
 }
 
@@ -215,7 +233,7 @@ func (o *Retrier) gaveUp(ctx context.Context, e retry.Event) {
 		o.counts.returned.n.Add(1)
 	}
 	outcome := outcomeOf(ctx, re.Reason)
-	o.call(ctx, outcome, e.Attempt, e.Waited, e.Elapsed)
+	o.call(ctx, outcome, max(e.Attempt, e.Started), e.Waited, e.Elapsed)
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("retry.gave_up", trace.WithAttributes(
 			o.nameAttr, keyAttempt.Int(e.Attempt), KeyOutcome.String(outcomes[outcome]),
@@ -259,6 +277,7 @@ type counts struct {
 	success         counted
 	failed          [len(classes)][2]counted // by class, then [retry, stop]
 	slept, returned counted
+	hedges          counted
 }
 
 // counted is one series: a count and its attributes.
@@ -275,6 +294,7 @@ func (c *counts) init(name attribute.KeyValue) {
 	}
 	c.slept.opts = newObsOpts(name, KeyRetryAfter.String(RetryAfterSlept))
 	c.returned.opts = newObsOpts(name, KeyRetryAfter.String(RetryAfterReturned))
+	c.hedges.opts = newObsOpts(name)
 }
 
 // observe reports every series counted so far; a series never counted is
@@ -292,11 +312,12 @@ func (o *Retrier) observe(_ context.Context, obs metric.Observer) error {
 	}
 	report(o.retryAfter, &o.counts.slept)
 	report(o.retryAfter, &o.counts.returned)
+	report(o.hedges, &o.counts.hedges)
 	return nil
 }
 
-// Unregister stops reporting the Retrier's counters (retry.attempts and
-// retry.retry_after) to the meter provider; its histograms are recorded as
+// Unregister stops reporting the Retrier's counters (retry.attempts,
+// retry.retry_after and retry.hedges) to the meter provider; its histograms are recorded as
 // long as its hook runs.
 func (o *Retrier) Unregister() error {
 	if o == nil || o.reg == nil {

@@ -111,7 +111,7 @@ const ClassOther = "other"
 const ClassBreakerRejected = "circuit breaker rejected"
 
 // classes is the fixed set of retry.class values: the reasons of the
-// built-in classifiers, and breaker.Classify's.
+// built-in classifiers, grpcretry's status table, and breaker.Classify's.
 var classes = [...]string{
 	classify.ReasonUnclassified, classify.ReasonMarkedPermanent, classify.ReasonMarkedRetryable,
 	classify.ReasonCanceled, classify.ReasonTimeout, classify.ReasonConnectTimeout,
@@ -123,5 +123,14 @@ var classes = [...]string{
 	classify.ReasonContentFiltered, classify.ReasonEmptyOutput, classify.ReasonResultNotAccepted,
 	classify.ReasonRetriedInside, classify.ReasonUpstream, classify.ReasonSpendCap,
 	classify.ReasonCooldown, classify.ReasonCertificate, classify.ReasonInvalidRequest,
-	classify.ReasonTooManyRedirects, ClassBreakerRejected, ClassOther,
+	classify.ReasonTooManyRedirects,
+	// grpcretry's status table, whose reasons the root module defines.
+	classify.ReasonGRPCCanceled, classify.ReasonGRPCUnknown, classify.ReasonGRPCInvalidArgument,
+	classify.ReasonGRPCDeadlineExceeded, classify.ReasonGRPCNotFound, classify.ReasonGRPCAlreadyExists,
+	classify.ReasonGRPCPermissionDenied, classify.ReasonGRPCResourceExhausted,
+	classify.ReasonGRPCFailedPrecondition, classify.ReasonGRPCAborted, classify.ReasonGRPCOutOfRange,
+	classify.ReasonGRPCUnimplemented, classify.ReasonGRPCInternal, classify.ReasonGRPCUnavailable,
+	classify.ReasonGRPCDataLoss, classify.ReasonGRPCUnauthenticated, classify.ReasonGRPCPushbackStop,
+	classify.ReasonGRPCCallerDeadline, classify.ReasonGRPCReplayOverflow,
+	ClassBreakerRejected, ClassOther,
 }
