@@ -1,0 +1,80 @@
+package limit
+
+import (
+	"context"
+	"time"
+
+	"github.com/retrykit/retry/classify"
+)
+
+// Limiter paces the attempts of every call that shares it, so that callers
+// who share one rate limit (an API key, a dependency) stop spending requests
+// to learn that it holds.
+//
+// The retry loop (retry.WithLimiter) asks Acquire before every attempt, the
+// first one included, and tells Record how the attempt ended. One Limiter is
+// shared by any number of Retriers and goroutines: its methods must be safe
+// for concurrent use and quick, since they run on every attempt.
+type Limiter interface {
+	// Acquire asks permission for one attempt. It returns how long the
+	// caller must wait before sending it (0: at once) and true, having
+	// reserved the attempt's place; or false, reserving nothing, when the
+	// attempt is refused or would have to wait longer than maxWait. The
+	// limiter never sleeps itself: the caller waits, so that its own
+	// deadline and cancellation apply.
+	Acquire(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
+	// Record tells the limiter how an attempt it let through ended.
+	Record(ctx context.Context, o Outcome)
+}
+
+// Result is what an attempt's end says about the shared rate limit.
+type Result uint8
+
+const (
+	// Accepted: the server answered without throttling (a success, or an
+	// answer that is not about load, such as a 404).
+	Accepted Result = iota + 1
+	// Throttled: the server refused the attempt for its rate (HTTP 429).
+	Throttled
+	// Other: the attempt ended without a word from the server about its
+	// rate (a connection error, a timeout, the caller's cancellation).
+	Other
+)
+
+// String returns "accepted", "throttled" or "other".
+func (r Result) String() string {
+	switch r {
+	case Accepted:
+		return "accepted"
+	case Throttled:
+		return "throttled"
+	case Other:
+		return "other"
+	}
+	return "result(?)"
+}
+
+// Outcome is what a Limiter learns of one attempt.
+type Outcome struct {
+	Result Result
+	// RetryAfter is the wait the server asked for with a throttled answer
+	// (Retry-After); 0 if none.
+	RetryAfter time.Duration
+}
+
+// OutcomeOf classifies an attempt's end for a Limiter: err nil is Accepted;
+// a failure classified as an HTTP 429 (classify.ReasonTooManyRequests) is
+// Throttled, with the server's Retry-After; a failure that stops the call
+// (a 4xx, say) was answered by the server, so it is Accepted; any other
+// failure is Other.
+func OutcomeOf(err error, d classify.Decision) Outcome {
+	switch {
+	case err == nil:
+		return Outcome{Result: Accepted}
+	case d.Reason == classify.ReasonTooManyRequests:
+		return Outcome{Result: Throttled, RetryAfter: d.RetryAfter}
+	case d.Verdict == classify.Stop && d.Reason != classify.ReasonCanceled:
+		return Outcome{Result: Accepted}
+	}
+	return Outcome{Result: Other}
+}
