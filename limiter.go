@@ -12,11 +12,12 @@ import (
 // WithLimiter paces every attempt of every call — the first one included —
 // through l, shared with every other Retrier given the same limiter
 // (limit.Adaptive, limit.Throttler, or any limit.Limiter). Before each
-// attempt the loop asks l for permission, and waits the time l asks for if
-// that wait ends before the context's deadline, within MaxElapsed, and is at
-// most the policy's MaxDelay; after each attempt it tells l how it ended (see
-// limit.OutcomeOf). When l refuses, or asks for a longer wait, the call ends
-// at once with ErrLimited: nothing was sent, and the refusal is never retried.
+// attempt the loop asks l for permission, and l may make it wait its turn:
+// at most the policy's MaxDelay, and never past MaxElapsed or the context's
+// deadline. After each attempt the loop tells l how it ended (see
+// limit.OutcomeOf). When l refuses, or the turn would come too late, the call
+// ends at once with ErrLimited: nothing was sent, and the refusal is never
+// retried.
 //
 // A limiter's wait before a retry counts in Stats.Waited; a wait before the
 // first attempt counts only in Elapsed.
@@ -30,60 +31,31 @@ func WithLimiter(l limit.Limiter) Option {
 	}
 }
 
-// admitFirst asks the limiter for the first attempt, started at start, and
-// waits the time it asks for. It returns the reason the call cannot start.
+// admitFirst asks the limiter for the first attempt of a call started at
+// start. It returns the reason the call cannot start.
 func (r *Retrier) admitFirst(ctx context.Context, start time.Duration) error {
-	wait, ok := r.limiter.Acquire(ctx, r.maxLimitWait(ctx, start, start))
-	if !ok {
-		return ErrLimited
-	}
-	if wait <= 0 {
+	if r.limiter.Acquire(ctx, r.maxLimitWait(ctx, start, start)) {
 		return nil
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	return ErrLimited
 }
 
-// admit asks the limiter for the call's next attempt and waits the time it
-// asks for. It returns the reason the call must stop.
+// admit asks the limiter for the call's next attempt, counting its wait. It
+// returns the reason the call must stop.
 func (c *call) admit() error {
 	now := monoNow()
-	wait, ok := c.r.limiter.Acquire(c.ctx, c.r.maxLimitWait(c.ctx, c.start, now))
-	if !ok {
-		return ErrLimited
-	}
-	if wait <= 0 {
+	ok := c.r.limiter.Acquire(c.ctx, c.r.maxLimitWait(c.ctx, c.start, now))
+	c.stats.Waited += monoNow() - now
+	switch {
+	case ok:
 		return nil
-	}
-	c.decided = now
-	if !c.pause(wait) {
+	case c.ctx.Err() != nil:
 		return context.Cause(c.ctx)
 	}
-	return nil
-}
-
-// pause waits d from c.decided on the call's timer, counting it as waited.
-func (c *call) pause(d time.Duration) bool {
-	rest := d - (monoNow() - c.decided)
-	if c.timer == nil {
-		c.timer = time.NewTimer(max(rest, 0))
-	} else {
-		c.timer.Reset(max(rest, 0))
-	}
-	select {
-	case <-c.timer.C:
-		c.stats.Waited += d
-		return true
-	case <-c.ctx.Done():
-		c.stats.Waited += min(monoNow()-c.decided, d)
-		return false
-	}
+	return ErrLimited
 }
 
 // maxLimitWait is the longest wait a limiter may ask for at now, in a call

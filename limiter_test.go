@@ -27,15 +27,23 @@ type grant struct {
 	ok   bool
 }
 
-func (s *scripted) Acquire(_ context.Context, maxWait time.Duration) (time.Duration, bool) {
+func (s *scripted) Acquire(ctx context.Context, maxWait time.Duration) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.maxWaits = append(s.maxWaits, maxWait)
+	g := grant{ok: true}
 	if n := len(s.maxWaits); n <= len(s.answers) {
-		g := s.answers[n-1]
-		return g.wait, g.ok && g.wait <= maxWait
+		g = s.answers[n-1]
 	}
-	return 0, true
+	s.mu.Unlock()
+	if !g.ok || g.wait > maxWait {
+		return false
+	}
+	select {
+	case <-time.After(g.wait):
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (s *scripted) Record(_ context.Context, o limit.Outcome) {

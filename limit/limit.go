@@ -16,13 +16,12 @@ import (
 // shared by any number of Retriers and goroutines: its methods must be safe
 // for concurrent use and quick, since they run on every attempt.
 type Limiter interface {
-	// Acquire asks permission for one attempt. It returns how long the
-	// caller must wait before sending it (0: at once) and true, having
-	// reserved the attempt's place; or false, reserving nothing, when the
-	// attempt is refused or would have to wait longer than maxWait. The
-	// limiter never sleeps itself: the caller waits, so that its own
-	// deadline and cancellation apply.
-	Acquire(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
+	// Acquire asks permission for one attempt, and returns true when it may
+	// be sent: at once, or after waiting its turn. It waits at most maxWait,
+	// and no longer than ctx lasts; it returns false when it refuses the
+	// attempt, when the attempt's turn would come later than maxWait, or
+	// when ctx ended first. Its fast path must not allocate.
+	Acquire(ctx context.Context, maxWait time.Duration) bool
 	// Record tells the limiter how an attempt it let through ended.
 	Record(ctx context.Context, o Outcome)
 }
