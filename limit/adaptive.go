@@ -12,12 +12,12 @@ import (
 
 // Adaptive defaults (see AdaptiveConfig).
 const (
-	DefaultMinRate = 0.5 // AWS minFillRate
-	DefaultBeta    = 0.9 // of the measured accepted rate, not AWS's 0.7 of the sent rate
-	DefaultScale   = 0.4 // AWS scaleConstant (CUBIC's C)
-	DefaultProbe   = 0.02
+	DefaultMinRate = 0.5                    // AWS minFillRate
+	DefaultBeta    = 0.9                    // of the measured accepted rate, not AWS's 0.7 of the sent rate
+	DefaultScale   = 0.4                    // AWS scaleConstant (CUBIC's C)
+	DefaultProbe   = 0.02                   // of the last accepted rate per second, where CUBIC grows as the cube
 	DefaultBurst   = 100 * time.Millisecond // tokens the bucket holds: this long at the current rate
-	DefaultHold    = 100 * time.Millisecond
+	DefaultHold    = 100 * time.Millisecond // a few round trips
 	DefaultWindow  = time.Second
 )
 
@@ -60,7 +60,8 @@ type AdaptiveConfig struct {
 //
 // It lets every attempt through until the first throttled answer (an HTTP
 // 429). From then on attempts take tokens from a bucket filled at the
-// current rate, and Acquire returns the wait until a token is due. A
+// current rate, in line: Acquire waits for the attempt's token, and a cut
+// slows the tokens still to come, those already promised included. A
 // throttled answer cuts the rate to Beta times the rate at which the server
 // accepted attempts in the last Window — the server's own measure of its
 // limit — where the AWS SDKs cut to 0.7 times the rate sent, which, sent
@@ -71,18 +72,24 @@ type AdaptiveConfig struct {
 // passed, and beyond it only slowly, never above twice the rate sent.
 //
 // Share one Adaptive among every caller of one rate limit (an API key, a
-// host): its methods are safe for concurrent use. Acquire is lock-free: one
-// atomic load while the server has not throttled, one atomic add while
-// tokens are available.
+// host): its methods are safe for concurrent use. Acquire is lock-free and
+// allocates nothing while it need not wait: one atomic load while the
+// server has not throttled, one atomic add and two loads while tokens are
+// available. Its wait takes a lock and a timer.
 //
 // An Adaptive not made by NewAdaptive — nil, or the zero value — refuses
 // every attempt, and Validate reports it.
 type Adaptive struct {
+	// Read on every Acquire, written seldom.
 	enabled  atomic.Bool
-	issued   atomic.Int64  // tokens handed out, in thousandths, cumulative
 	produced atomic.Int64  // tokens earned at the rate, in thousandths, cumulative
 	rateBits atomic.Uint64 // the fill rate, attempts per second (float64 bits)
-	accepted atomic.Int64  // answers counted by Record, cumulative
+	_        [40]byte
+	// Written by every Acquire that limits: alone on its cache line.
+	issued atomic.Int64 // tokens handed out, in thousandths, cumulative
+	_      [56]byte
+	// Written by every Record.
+	accepted atomic.Int64 // answers counted by Record, cumulative
 	answered atomic.Int64
 	nextTick atomic.Int64 // when Record next takes a measurement
 
@@ -109,8 +116,10 @@ func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
 		return nil, argerr.Field("limit.AdaptiveConfig.Scale", c.Scale, "must be in (0, 1e9]")
 	case !(c.Probe > 0 && c.Probe <= 1e3):
 		return nil, argerr.Field("limit.AdaptiveConfig.Probe", c.Probe, "must be in (0, 1000]")
-	case c.Burst < 0, c.Hold < 0:
-		return nil, argerr.Field("limit.AdaptiveConfig.Burst/Hold", c.Burst, "must not be negative")
+	case c.Burst < 0:
+		return nil, argerr.Field("limit.AdaptiveConfig.Burst", c.Burst, "must not be negative")
+	case c.Hold < 0:
+		return nil, argerr.Field("limit.AdaptiveConfig.Hold", c.Hold, "must not be negative")
 	case c.Window < 10*time.Millisecond:
 		return nil, argerr.Field("limit.AdaptiveConfig.Window", c.Window, "must be at least 10ms")
 	}
@@ -177,6 +186,10 @@ func (a *Adaptive) Acquire(ctx context.Context, maxWait time.Duration) bool {
 	t, wait := a.Take()
 	if wait == 0 {
 		return true
+	}
+	if ctx == nil {
+		a.Return(t)
+		return false
 	}
 	return a.wait(ctx, t, wait, maxWait)
 }

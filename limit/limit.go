@@ -61,18 +61,29 @@ type Outcome struct {
 	RetryAfter time.Duration
 }
 
+// answered reports whether a failure that stops a call came from the
+// server's answer, rather than from the caller or an inner retry loop.
+func answered(reason string) bool {
+	switch reason {
+	case classify.ReasonCanceled, classify.ReasonRetriedInside, classify.ReasonUnclassified:
+		return false
+	}
+	return true
+}
+
 // OutcomeOf classifies an attempt's end for a Limiter: err nil is Accepted;
 // a failure classified as an HTTP 429 (classify.ReasonTooManyRequests) is
 // Throttled, with the server's Retry-After; a failure that stops the call
 // (a 4xx, say) was answered by the server, so it is Accepted; any other
-// failure is Other.
+// failure — a connection error, a 5xx, the caller's cancellation, an error
+// nothing recognised — is Other.
 func OutcomeOf(err error, d classify.Decision) Outcome {
 	switch {
 	case err == nil:
 		return Outcome{Result: Accepted}
 	case d.Reason == classify.ReasonTooManyRequests:
 		return Outcome{Result: Throttled, RetryAfter: d.RetryAfter}
-	case d.Verdict == classify.Stop && d.Reason != classify.ReasonCanceled:
+	case d.Verdict == classify.Stop && answered(d.Reason):
 		return Outcome{Result: Accepted}
 	}
 	return Outcome{Result: Other}

@@ -1,0 +1,86 @@
+package limit_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retry/limit"
+)
+
+// plenty returns an Adaptive that limits, with tokens for any benchmark: a
+// cut to 0.9e9 a second, then an hour on its clock, with an hour's burst.
+func plenty(b *testing.B) *limit.Adaptive {
+	var now atomic.Int64
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Burst: time.Hour, Now: func() time.Duration { return time.Duration(now.Load()) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range 1000 {
+		now.Add(int64(time.Microsecond))
+		a.Record(context.Background(), accepted)
+	}
+	a.Record(context.Background(), throttled)
+	now.Add(int64(time.Hour))
+	a.Acquire(context.Background(), time.Second) // fills the bucket
+	return a
+}
+
+func BenchmarkAcquire(b *testing.B) {
+	ctx := context.Background()
+	unthrottled, err := limit.NewAdaptive(limit.AdaptiveConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	th, err := limit.NewThrottler(limit.ThrottlerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		l    limit.Limiter
+	}{
+		{"Adaptive/unthrottled", unthrottled},
+		{"Adaptive/tokens", plenty(b)},
+		{"Throttler/accepting", th},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !c.l.Acquire(ctx, time.Second) {
+					b.Fatal("refused")
+				}
+			}
+		})
+		b.Run(c.name+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if !c.l.Acquire(ctx, time.Second) {
+						b.Error("refused")
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	ctx := context.Background()
+	a, _ := limit.NewAdaptive(limit.AdaptiveConfig{})
+	th, _ := limit.NewThrottler(limit.ThrottlerConfig{})
+	for _, c := range []struct {
+		name string
+		l    limit.Limiter
+	}{{"Adaptive", a}, {"Throttler", th}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.l.Record(ctx, accepted)
+			}
+		})
+	}
+}
