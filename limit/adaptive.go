@@ -21,6 +21,10 @@ const (
 	DefaultWindow  = time.Second
 )
 
+// Patience is how long past its return to the last accepted rate an
+// Adaptive limiter probes linearly before it grows again as CUBIC does.
+const Patience = 10 * time.Second
+
 // milli is the fixed-point scale of the token count: a thousandth of a token.
 const milli = 1000
 
@@ -326,13 +330,15 @@ func (a *Adaptive) tick(now time.Duration) {
 	a.refill(now)
 	t := seconds(now - a.cut)
 	rate := a.wmax + a.c.Scale*math.Pow(min(t-a.k, 0), 3) // CUBIC's concave return to wmax
-	if t > a.k {
-		// Beyond it, a slow linear probe where CUBIC grows as the cube: a
-		// rate limit seldom moves, and the server's bucket, filled while the
-		// rate was below it, hides an overshoot for seconds.
-		rate += a.c.Probe * a.wmax * (t - a.k)
+	if x := t - a.k; x > 0 {
+		// Beyond it, a slow linear probe where CUBIC grows as the cube at
+		// once: a rate limit seldom moves, and the server's bucket, filled
+		// while the rate was below it, hides an overshoot for seconds. The
+		// cube comes back after Patience, so that a limit measured far too
+		// low (nothing accepted before a first 429) is soon outgrown.
+		rate += a.c.Probe*a.wmax*x + a.c.Scale*math.Pow(max(x-seconds(Patience), 0), 3)
 	}
-	if _, sent := a.m.rates(now, now-a.m.window, acc, ans); sent > 0 && t > a.k {
+	if _, sent, _ := a.m.rates(now, now-a.m.window, acc, ans); sent > 0 && t > a.k {
 		rate = min(rate, max(2*sent, a.wmax)) // no growth the callers do not use
 	}
 	a.setRate(max(rate, a.c.MinRate))
@@ -349,7 +355,12 @@ func (a *Adaptive) throttled(retryAfter time.Duration) {
 		return // an answer to an attempt sent before the last cut
 	}
 	acc, ans := a.accepted.Load(), a.answered.Load()
-	accepted, _ := a.m.rates(now, a.cut, acc, ans)
+	accepted, _, span := a.m.rates(now, a.cut, acc, ans)
+	if !enabled && span < a.c.Hold {
+		// Too little measured to tell the server's rate (a 429 at once,
+		// say): the next throttled answer will tell.
+		return
+	}
 	a.m.add(now, acc, ans, true)
 	if enabled {
 		a.refill(now)

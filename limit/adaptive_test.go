@@ -224,3 +224,24 @@ func TestAdaptiveConfigIsValidated(t *testing.T) {
 		})
 	}
 }
+
+func TestAdaptiveOutgrowsALimitMeasuredFarTooLow(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	c.now += time.Second
+	a.Record(context.Background(), throttled) // nothing accepted in the last second
+	assert.Equal(t, limit.DefaultMinRate, a.Rate())
+	feed(a, c, 2000, 20*time.Second)
+	assert.Greater(t, a.Rate(), 100.0, "grown again as CUBIC does, after Patience")
+}
+
+func TestAdaptiveWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	c.now += 10 * time.Millisecond
+	a.Record(context.Background(), throttled) // the first answer is a 429
+	assert.True(t, a.Rate() > 1e300, "10ms say nothing of the server's rate")
+	feed(a, c, 20, 200*time.Millisecond)
+	a.Record(context.Background(), throttled)
+	assert.InDelta(t, 0.9*20/0.21, a.Rate(), 5, "the next one cuts, to the rate accepted since")
+}

@@ -49,15 +49,15 @@ func (m *meter) since(from time.Duration) sample {
 
 // rates returns the accepted and answered rates, per second, between the
 // sample at or before from (at most a window back) and now, where the
-// counts are accepted and answered.
-func (m *meter) rates(now, from time.Duration, accepted, answered int64) (float64, float64) {
+// counts are accepted and answered, and the time they were measured over.
+func (m *meter) rates(now, from time.Duration, accepted, answered int64) (float64, float64, time.Duration) {
 	if m.n == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	s := m.since(max(from, now-m.window))
-	dt := seconds(now - s.t)
-	if dt <= 0 {
-		return 0, 0
+	span := now - s.t
+	if span <= 0 {
+		return 0, 0, 0
 	}
-	return float64(accepted-s.accepted) / dt, float64(answered-s.answered) / dt
+	return float64(accepted-s.accepted) / seconds(span), float64(answered-s.answered) / seconds(span), span
 }

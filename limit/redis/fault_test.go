@@ -39,6 +39,8 @@ func fallsBack(t *testing.T, fault, heal func(*redistest.Server)) {
 	l := newLimiter(t, srv.Addr, "k", lredis.Options{OpTimeout: opTimeout, Recheck: recheck,
 		Adaptive: limit.AdaptiveConfig{MinRate: 1000}})
 	ctx := context.Background()
+	require.True(t, l.Acquire(ctx, time.Second), "the fleet's measurement starts")
+	time.Sleep(150 * time.Millisecond) // past Hold
 	l.Record(ctx, limit.Outcome{Result: limit.Throttled})
 	require.True(t, l.Acquire(ctx, time.Second))
 	require.Equal(t, 1000.0, l.Rate(), "the fleet limits, at 1000 a second: every Acquire asks Redis")

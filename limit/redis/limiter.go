@@ -79,7 +79,7 @@ func New(client goredis.UniversalClient, name string, o Options) (*Limiter, erro
 	c := o.Adaptive
 	l := &Limiter{client: client, key: o.Prefix + "retry:limit:" + name, o: o, local: local,
 		args: []any{c.Beta, c.Scale, c.Probe, c.MinRate, c.Burst.Microseconds(), c.Hold.Microseconds(),
-			c.Window.Microseconds(), o.TTL.Milliseconds()}}
+			c.Window.Microseconds(), o.TTL.Milliseconds(), limit.Patience.Seconds()}}
 	l.rateBits.Store(math.Float64bits(math.Inf(1)))
 	return l, nil
 }

@@ -32,6 +32,15 @@ func newLimiter(t *testing.T, addr, name string, o lredis.Options) *lredis.Limit
 	return l
 }
 
+func TestTheFleetWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Options{})
+	ctx := context.Background()
+	l.Record(ctx, throttled) // the very first answer is a 429
+	require.True(t, l.Acquire(ctx, time.Second))
+	assert.True(t, l.Rate() > 1e300, "nothing measured yet: no limit")
+}
+
 func TestAThrottleSeenByOneInstanceLimitsTheOthers(t *testing.T) {
 	srv := redistest.Start(t)
 	a := newLimiter(t, srv.Addr, "api-key-1", lredis.Options{})
@@ -65,6 +74,7 @@ func TestTheFleetPacesItsTurns(t *testing.T) {
 	a := newLimiter(t, srv.Addr, "k", o)
 	b := newLimiter(t, srv.Addr, "k", o)
 	ctx := context.Background()
+	require.True(t, a.Acquire(ctx, time.Second), "the fleet's measurement starts")
 	time.Sleep(time.Second) // nothing accepted in the window: a cut to the minimum
 	a.Record(ctx, limit.Outcome{Result: limit.Throttled})
 	require.True(t, a.Acquire(ctx, time.Second), "the first turn is due at once")
@@ -78,6 +88,7 @@ func TestMaxWaitBoundsTheWaitForATurn(t *testing.T) {
 	srv := redistest.Start(t)
 	l := newLimiter(t, srv.Addr, "k", lredis.Options{Adaptive: limit.AdaptiveConfig{MinRate: 20, Burst: time.Millisecond}})
 	ctx := context.Background()
+	require.True(t, l.Acquire(ctx, time.Second), "the fleet's measurement starts")
 	time.Sleep(time.Second)
 	l.Record(ctx, limit.Outcome{Result: limit.Throttled}) // 20 a second
 	require.True(t, l.Acquire(ctx, time.Second))
