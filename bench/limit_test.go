@@ -19,13 +19,16 @@ func limiters(b *testing.B) []struct {
 	l    limit.Limiter
 } {
 	var now atomic.Int64
-	limiting := must(limit.NewAdaptive(limit.AdaptiveConfig{Burst: time.Hour, Now: func() time.Duration { return time.Duration(now.Load()) }}))
-	for range 1000 { // the server accepts a million a second, then throttles
-		now.Add(int64(time.Microsecond))
+	limiting := must(limit.NewAdaptive(limit.AdaptiveConfig{Burst: 1000 * time.Hour, Now: func() time.Duration { return time.Duration(now.Load()) }}))
+	for range 1000 { // the server accepts 5,000 a second, then throttles
+		now.Add(int64(200 * time.Microsecond))
 		limiting.Record(context.Background(), limit.Outcome{Result: limit.Accepted})
 	}
 	limiting.Record(context.Background(), limit.Outcome{Result: limit.Throttled})
-	now.Add(int64(time.Hour)) // an hour's tokens
+	if r := limiting.Rate(); r > 1e6 {
+		b.Fatalf("the limiter does not limit: rate %v", r)
+	}
+	now.Add(int64(1000 * time.Hour)) // 1,000 hours of tokens: 16 billion
 	return []struct {
 		name string
 		l    limit.Limiter

@@ -10,19 +10,22 @@ import (
 )
 
 // plenty returns an Adaptive that limits, with tokens for any benchmark: a
-// cut to 0.9e9 a second, then an hour on its clock, with an hour's burst.
+// cut to 4,500 a second, then 1,000 hours on its clock and as long a burst.
 func plenty(b *testing.B) *limit.Adaptive {
 	var now atomic.Int64
-	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Burst: time.Hour, Now: func() time.Duration { return time.Duration(now.Load()) }})
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Burst: 1000 * time.Hour, Now: func() time.Duration { return time.Duration(now.Load()) }})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range 1000 {
-		now.Add(int64(time.Microsecond))
+	for range 1000 { // 5,000 accepted a second
+		now.Add(int64(200 * time.Microsecond))
 		a.Record(context.Background(), accepted)
 	}
 	a.Record(context.Background(), throttled)
-	now.Add(int64(time.Hour))
+	if r := a.Rate(); r > 1e6 {
+		b.Fatalf("the limiter does not limit: rate %v", r)
+	}
+	now.Add(int64(1000 * time.Hour))
 	a.Acquire(context.Background(), time.Second) // fills the bucket
 	return a
 }
