@@ -73,7 +73,9 @@ type AdaptiveConfig struct {
 // answer in flight. Throttled answers within Hold of a cut do not cut again.
 // Without throttling the rate grows back along CUBIC's curve towards the
 // accepted rate of the last cut, not before the server's Retry-After has
-// passed, and beyond it only slowly, never above twice the rate sent.
+// passed; beyond it, by Probe a second, and as CUBIC's cube again only after
+// Patience; never above twice the rate sent. No cut is made before Hold of
+// measurement: a 429 at once says nothing of the server's rate.
 //
 // Share one Adaptive among every caller of one rate limit (an API key, a
 // host): its methods are safe for concurrent use. Acquire is lock-free and

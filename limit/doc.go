@@ -52,7 +52,7 @@
 // allocations while they need not wait: asking an Adaptive the server never
 // throttled is one atomic load, one with tokens in its bucket an atomic add
 // and two loads, and asking a Throttler that refuses nothing one atomic load
-// (bench: LimitAcquire, 4–13 ns from one goroutine or every core). Rate and
+// (bench: LimitAcquire, 1–7 ns from one goroutine or every core). Rate and
 // RejectProbability report their state, for metrics.
 //
 // A limiter must be made by its constructor, which validates the
