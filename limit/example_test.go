@@ -68,3 +68,26 @@ func Example_withLimiter() {
 	// true 0
 	// retry: refused locally by the client-side rate limiter, nothing sent before the first attempt
 }
+
+// One Adaptive limiter per (host, model), made on first use; each call says
+// its key through its context.
+func ExampleNewKeyed() {
+	type hostModel struct{ host, model string }
+	type keyCtx struct{}
+	keyed, err := limit.NewKeyed(
+		func(ctx context.Context) (hostModel, bool) {
+			k, ok := ctx.Value(keyCtx{}).(hostModel)
+			return k, ok
+		},
+		func(hostModel) (limit.Limiter, error) { return limit.NewAdaptive(limit.AdaptiveConfig{}) },
+		0)
+	if err != nil {
+		panic(err)
+	}
+	r, _ := retry.New(retry.WithLimiter(keyed))
+	ctx := context.WithValue(context.Background(), keyCtx{}, hostModel{"api.example", "qwen3"})
+	err = r.Do(ctx, func(context.Context) error { return nil })
+	l, _ := keyed.Get(hostModel{"api.example", "qwen3"})
+	fmt.Println(err, l.(*limit.Adaptive).Rate())
+	// Output: <nil> +Inf
+}
