@@ -90,7 +90,7 @@ func NewThrottler(c ThrottlerConfig) (*Throttler, error) {
 	}
 	t := &Throttler{c: c, slice: c.Window / throttleSlices}
 	for i := range t.ring {
-		t.ring[i].n.Store(-1)
+		t.ring[i].n.Store(math.MinInt64) // counts no slice of time yet
 	}
 	return t, nil
 }
@@ -156,9 +156,8 @@ func (t *Throttler) Record(_ context.Context, o Outcome) {
 
 // count adds to the current slice and updates the probability.
 func (t *Throttler) count(requests, accepted int64) {
-	now := t.c.Now()
-	n := int64(now / t.slice)
-	s := &t.ring[n%throttleSlices]
+	n := int64(t.c.Now() / t.slice)
+	s := &t.ring[(n%throttleSlices+throttleSlices)%throttleSlices] // the clock may read below 0 (a synctest bubble)
 	if s.n.Load() != n {
 		t.turn(s, n)
 	}

@@ -95,3 +95,13 @@ func TestThrottlerConfigIsValidated(t *testing.T) {
 	_, err = limit.NewThrottler(limit.ThrottlerConfig{Window: -time.Second})
 	assert.EqualError(t, err, "limit.ThrottlerConfig.Window = -1s: must be positive (at least 10ns)")
 }
+
+func TestThrottlerWorksOnAClockThatReadsBelowZero(t *testing.T) {
+	c := &clock{now: -time.Hour}
+	th := newThrottler(t, c, 2)
+	record(th, throttled, 100)
+	assert.Greater(t, th.RejectProbability(), 0.9)
+	c.now += 11 * time.Second
+	record(th, accepted, 1)
+	assert.Zero(t, th.RejectProbability())
+}
