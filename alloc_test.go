@@ -9,6 +9,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,17 @@ func BenchmarkDelay(b *testing.B) {
 		i++
 	}
 	_ = sink
+}
+
+func TestALimiterThatNeedNotWaitAllocatesNothing(t *testing.T) {
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{})
+	require.NoError(t, err)
+	th, err := limit.NewThrottler(limit.ThrottlerConfig{})
+	require.NoError(t, err)
+	ctx := t.Context()
+	for _, l := range []limit.Limiter{a, th} {
+		r, err := retry.New(retry.WithLimiter(l))
+		require.NoError(t, err)
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = r.Do(ctx, succeed) }), "%T", l)
+	}
 }

@@ -52,6 +52,10 @@
 // A retry budget (WithBudget with a budget.TokenBucket or budget.Ratio)
 // is shared by every call that uses it: when a dependency fails for everyone,
 // the budget stops the retries of all of them, not just the attempts of one.
+// A client-side rate limiter (WithLimiter with a limit.Adaptive or
+// limit.Throttler) paces every attempt, the first included, so that callers
+// sharing one rate limit stop spending requests on 429s; its refusal is local
+// and never retried (ErrLimited).
 //
 // Nested retry loops multiply: three layers of three attempts make 27 calls.
 // Retry in one layer: by default the innermost loop retries, and an outer loop
@@ -78,6 +82,7 @@
 //	| randomness     | math/rand/v2, no lock                          | WithJitterSource     |
 //	| logging        | none                                           | WithLogger           |
 //	| retry budget   | none                                           | WithBudget           |
+//	| rate limiter   | none                                           | WithLimiter          |
 //	| retrying layer | the innermost loop                             | Outermost            |
 //	| hedging        | none                                           | WithHedging          |
 //

@@ -44,6 +44,10 @@ var (
 	// ErrKeyRequired: the policy requires an idempotency key and the call
 	// carried none; the operation was not called.
 	ErrKeyRequired = errors.New("idempotency key required (pass one with retry.WithIdempotencyKey)")
+	// ErrLimited: the client-side rate limiter (see WithLimiter) refused the
+	// attempt, or asked for a wait longer than the call could afford. The
+	// refusal is local: nothing was sent, and it is never retried.
+	ErrLimited = errors.New("refused locally by the client-side rate limiter, nothing sent")
 	// ErrInvalid is matched by every *InvalidError: a bad option or argument.
 	ErrInvalid = argerr.ErrInvalid
 )

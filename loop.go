@@ -37,6 +37,11 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 		}
 	}
 	start := monoNow()
+	if r.limiter != nil {
+		if err := r.admitFirst(ctx, start); err != nil {
+			return r.notStarted(ctx, err, st)
+		}
+	}
 	opCtx := ctx
 	if r.outermost && !nestedInOutermost(ctx) {
 		opCtx = SingleAttempt(ctx)
@@ -49,6 +54,7 @@ func (r *Retrier) run(ctx context.Context, op func(context.Context) error, st *S
 		if r.budget != nil {
 			r.budget.Record(budget.Attempt{Outcome: budget.Succeeded})
 		}
+		r.recordLimit(ctx, nil, classify.Decision{})
 		if st != nil {
 			*st = Stats{Attempts: 1, Winner: 1, Elapsed: monoNow() - start}
 		}
@@ -157,6 +163,11 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 		if !c.sleep(delay, err) {
 			return c.fail(err, context.Cause(ctx), st)
 		}
+		if r.limiter != nil {
+			if reason := c.admit(); reason != nil {
+				return c.fail(err, reason, st)
+			}
+		}
 		err = r.attempt(opCtx, op)
 		if r.hook != nil {
 			r.hook(ctx, Event{Kind: AttemptDone, Attempt: c.stats.Attempts + 1, Started: c.stats.Attempts + 1, Err: err, Waited: c.stats.Waited, Elapsed: monoNow() - c.start})
@@ -165,6 +176,7 @@ func (r *Retrier) retry(ctx, opCtx context.Context, op func(context.Context) err
 			c.stats.Attempts++
 			c.stats.Winner = c.stats.Attempts
 			c.record(budget.Succeeded)
+			r.recordLimit(ctx, nil, classify.Decision{})
 			c.report(st)
 			return nil
 		}
@@ -185,6 +197,7 @@ func (c *call) next(err error) (time.Duration, error) {
 	d := c.r.Classify(err)
 	c.last = d
 	c.decided = monoNow()
+	c.r.recordLimit(c.ctx, err, d)
 	// At is set from the monotonic reading when the failures are reported
 	// (failures): a wall clock read per failure would cost twice as much.
 	f := Failure{Attempt: c.stats.Attempts, Err: err, Decision: d, mono: c.decided}

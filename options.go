@@ -9,6 +9,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -24,6 +25,7 @@ type config struct {
 	hooks       []func(context.Context, Event)
 	src         jitter.Source
 	budget      budget.Budget
+	limiter     limit.Limiter
 	outermost   bool
 	hedging     hedgeConfig // WithHedging; a nil delay: none
 }

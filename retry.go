@@ -7,6 +7,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -22,6 +23,7 @@ type Retrier struct {
 	hook      func(context.Context, Event)
 	src       jitter.Source
 	budget    budget.Budget // shared with other calls and Retriers; nil: none
+	limiter   limit.Limiter // shared likewise; nil: none
 	err       *InvalidError // New refused the options: every call returns it
 	hedging   *hedging      // WithHedging; nil: attempts run one at a time
 	outermost bool          // this loop retries for loops nested in its operation
@@ -47,7 +49,7 @@ func New(opts ...Option) (*Retrier, error) {
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, budget: c.budget, src: c.src, outermost: c.outermost, hedging: c.hedging.build(c.p), built: true}
+	r := &Retrier{p: c.p, budget: c.budget, limiter: c.limiter, src: c.src, outermost: c.outermost, hedging: c.hedging.build(c.p), built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
@@ -56,7 +58,7 @@ func build(c config) *Retrier {
 		r.classify = classify.Chain(append(c.classifiers, defaultChain)...)
 	}
 	r.hook = joinHooks(c.hooks)
-	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && !r.outermost && r.hedging == nil
+	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && r.limiter == nil && !r.outermost && r.hedging == nil
 	return r
 }
 

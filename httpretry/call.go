@@ -38,13 +38,13 @@ func (c *call) prepare() error {
 	if c.once = whyOnce(c.req, c.key); c.once != "" {
 		ctx = retry.SingleAttempt(ctx)
 	}
-	c.ctx = ctx
-	if c.t.breakers != nil || c.t.cooldowns != nil {
+	if c.t.breakers != nil || c.t.cooldowns != nil || c.t.hostModelCtx {
 		c.hm = breaker.HostModel{Host: c.req.URL.Host}
 		if c.t.model != nil {
 			c.hm.Model = c.t.model(c.req)
 		}
 	}
+	c.ctx = c.withHostModel(ctx)
 	return nil
 }
 

@@ -35,6 +35,8 @@ type Transport struct {
 	mint       bool
 	built      bool                // made by New
 	err        *retry.InvalidError // New refused an option: every request fails with it
+
+	hostModelCtx bool // WithHostModelContext: the loop's context carries the (host, model)
 }
 
 // defaultTransport is what the zero Transport runs with; it is never

@@ -23,6 +23,7 @@ import (
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
 	"github.com/retrykit/retry/stream"
 )
@@ -66,6 +67,7 @@ var (
 	_ = httpretry.Redact
 	_ = idempotency.HeaderKey
 	_ = jitter.Full{}
+	_ = limit.OutcomeOf
 	_ = policy.LLMCall
 	_ = retry.Do
 	_ stream.Chunks[int]

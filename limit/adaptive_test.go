@@ -1,0 +1,247 @@
+package limit_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrykit/retry/limit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	accepted  = limit.Outcome{Result: limit.Accepted}
+	throttled = limit.Outcome{Result: limit.Throttled, RetryAfter: time.Second}
+	other     = limit.Outcome{Result: limit.Other}
+)
+
+// clock is a fake clock for the explicit form.
+type clock struct{ now time.Duration }
+
+func (c *clock) Now() time.Duration { return c.now }
+
+// feed records n accepted answers spread evenly over d.
+func feed(a *limit.Adaptive, c *clock, n int, d time.Duration) {
+	for range n {
+		c.now += d / time.Duration(n)
+		a.Record(context.Background(), accepted)
+	}
+}
+
+func newAdaptive(t *testing.T, c *clock) *limit.Adaptive {
+	t.Helper()
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now})
+	require.NoError(t, err)
+	return a
+}
+
+func TestAdaptiveLetsEverythingThroughUntilTheFirstThrottle(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	assert.True(t, a.Rate() > 1e300, "no limit yet")
+	for range 10_000 {
+		require.True(t, a.Acquire(context.Background(), 0))
+	}
+	feed(a, c, 500, time.Second)
+	a.Record(context.Background(), other)
+	assert.True(t, a.Rate() > 1e300, "neither accepted nor other answers set a limit")
+}
+
+func TestAdaptiveCutsToTheAcceptedRateNotTheSentRate(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second) // the server accepts 100 a second
+	a.Record(context.Background(), throttled)
+	assert.InDelta(t, 90, a.Rate(), 1, "0.9 of the accepted rate, where AWS cuts to 0.7 of the sent rate")
+}
+
+func TestAdaptiveIgnoresThrottlesWithinHoldOfACut(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled)
+	cut := a.Rate()
+	for range 50 { // answers to attempts sent before the cut
+		c.now += time.Millisecond
+		a.Record(context.Background(), throttled)
+	}
+	assert.Equal(t, cut, a.Rate(), "one cut per episode")
+	c.now += 100 * time.Millisecond
+	feed(a, c, 9, 100*time.Millisecond)
+	a.Record(context.Background(), throttled)
+	assert.Less(t, a.Rate(), cut, "a throttle after Hold cuts again")
+}
+
+func TestAdaptiveGrowsBackAlongCubicThenProbesSlowly(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled)
+	var rates []float64
+	for range 8 {
+		feed(a, c, 100, time.Second)
+		rates = append(rates, a.Rate())
+	}
+	for i := 1; i < len(rates); i++ {
+		assert.GreaterOrEqual(t, rates[i], rates[i-1], "never down without a throttle: %v", rates)
+	}
+	// k = cbrt(100·0.1/0.4) ≈ 2.9s: back at 100 by then, then 2 a second.
+	assert.InDelta(t, 99.8, rates[1], 1, "concave approach: %v", rates)
+	assert.InDelta(t, 100+2*(8-2.92), rates[7], 1.5, "linear probe: %v", rates)
+}
+
+func TestAdaptiveWaitsForARetryAfterBeforeProbing(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), limit.Outcome{Result: limit.Throttled, RetryAfter: 10 * time.Second})
+	feed(a, c, 500, 5*time.Second)
+	assert.Less(t, a.Rate(), 100.0, "still below the last accepted rate 5s into a 10s Retry-After")
+}
+
+func TestAdaptivePacesAtItsRateInOrder(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled) // rate 90, an empty bucket
+	var waits []time.Duration
+	for range 3 {
+		_, w := a.Take()
+		waits = append(waits, w)
+	}
+	step := time.Second / 90
+	assert.Equal(t, []time.Duration{step, 2 * step, 3 * step}, waits, "each in line behind the last")
+}
+
+func TestAdaptiveCutSlowsTurnsAlreadyPromised(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled)
+	var last limit.Ticket
+	for range 45 {
+		last, _ = a.Take()
+	}
+	before := a.Due(last) // half a second at 90 a second
+	c.now += 200 * time.Millisecond
+	feed(a, c, 4, 40*time.Millisecond) // the server now takes 4 in 40ms after the hold
+	a.Record(context.Background(), throttled)
+	after := a.Due(last)
+	assert.Greater(t, after, before-240*time.Millisecond, "the same ticket waits longer at the lower rate")
+}
+
+func TestAdaptiveReturnedTicketGoesToTheNextInLine(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled)
+	first, _ := a.Take()
+	second, w := a.Take()
+	a.Return(first)
+	assert.Less(t, a.Due(second), w, "the returned token is the next one's")
+}
+
+func TestAdaptiveAcquireRefusesAWaitLongerThanMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, err := limit.NewAdaptive(limit.AdaptiveConfig{})
+		require.NoError(t, err)
+		for range 10 {
+			a.Record(context.Background(), accepted)
+		}
+		time.Sleep(time.Second)
+		a.Record(context.Background(), throttled)
+		rate := a.Rate()
+		require.InDelta(t, 9, rate, 0.5, "0.9 of 10 accepted in the last second")
+		ctx := context.Background()
+		start := time.Now()
+		assert.True(t, a.Acquire(ctx, time.Second), "the first token is due in 1/9s")
+		assert.InDelta(t, float64(time.Second)/rate, float64(time.Since(start)), float64(time.Millisecond))
+		assert.False(t, a.Acquire(ctx, time.Millisecond), "the next is not due within 1ms")
+		assert.True(t, a.Acquire(ctx, time.Second), "the refused one's token was given back")
+	})
+}
+
+func TestAdaptiveAcquireEndsWithTheContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, err := limit.NewAdaptive(limit.AdaptiveConfig{MinRate: 0.5})
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		a.Record(context.Background(), throttled) // nothing accepted: the minimum rate
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		assert.False(t, a.Acquire(ctx, time.Minute))
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "returned when the context ended")
+	})
+}
+
+func TestAdaptiveIsSafeForConcurrentUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, err := limit.NewAdaptive(limit.AdaptiveConfig{})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 200 {
+					if a.Acquire(context.Background(), time.Second) {
+						o := accepted
+						if (g+i)%17 == 0 {
+							o = throttled
+						}
+						a.Record(context.Background(), o)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		assert.Greater(t, a.Rate(), 0.0)
+	})
+}
+
+func TestAdaptiveConfigIsValidated(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       limit.AdaptiveConfig
+		wantErr string
+	}{
+		{"a negative minimum rate", limit.AdaptiveConfig{MinRate: -1}, "limit.AdaptiveConfig.MinRate = -1: must be in (0, 1e9] attempts per second"},
+		{"a beta of one", limit.AdaptiveConfig{Beta: 1}, "limit.AdaptiveConfig.Beta = 1: must be in (0, 1)"},
+		{"a negative scale", limit.AdaptiveConfig{Scale: -0.4}, "limit.AdaptiveConfig.Scale = -0.4: must be in (0, 1e9]"},
+		{"a negative probe", limit.AdaptiveConfig{Probe: -1}, "limit.AdaptiveConfig.Probe = -1: must be in (0, 1000]"},
+		{"a negative burst", limit.AdaptiveConfig{Burst: -1}, "limit.AdaptiveConfig.Burst = -1ns: must not be negative"},
+		{"a negative hold", limit.AdaptiveConfig{Hold: -1}, "limit.AdaptiveConfig.Hold = -1ns: must not be negative"},
+		{"a window too short", limit.AdaptiveConfig{Window: time.Millisecond}, "limit.AdaptiveConfig.Window = 1ms: must be at least 10ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := limit.NewAdaptive(tt.c)
+			assert.Nil(t, a)
+			assert.EqualError(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestAdaptiveOutgrowsALimitMeasuredFarTooLow(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	c.now += time.Second
+	a.Record(context.Background(), throttled) // nothing accepted in the last second
+	assert.Equal(t, limit.DefaultMinRate, a.Rate())
+	feed(a, c, 2000, 20*time.Second)
+	assert.Greater(t, a.Rate(), 100.0, "grown again as CUBIC does, after Patience")
+}
+
+func TestAdaptiveWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	c.now += 10 * time.Millisecond
+	a.Record(context.Background(), throttled) // the first answer is a 429
+	assert.True(t, a.Rate() > 1e300, "10ms say nothing of the server's rate")
+	feed(a, c, 20, 200*time.Millisecond)
+	a.Record(context.Background(), throttled)
+	assert.InDelta(t, 0.9*20/0.21, a.Rate(), 5, "the next one cuts, to the rate accepted since")
+}

@@ -1,0 +1,90 @@
+package limit
+
+import (
+	"context"
+	"time"
+
+	"github.com/retrykit/retry/classify"
+)
+
+// Limiter paces the attempts of every call that shares it, so that callers
+// who share one rate limit (an API key, a dependency) stop spending requests
+// to learn that it holds.
+//
+// The retry loop (retry.WithLimiter) asks Acquire before every attempt, the
+// first one included, and tells Record how the attempt ended. One Limiter is
+// shared by any number of Retriers and goroutines: its methods must be safe
+// for concurrent use and quick, since they run on every attempt.
+type Limiter interface {
+	// Acquire asks permission for one attempt, and returns true when it may
+	// be sent: at once, or after waiting its turn. It waits at most maxWait,
+	// and no longer than ctx lasts; it returns false when it refuses the
+	// attempt, when the attempt's turn would come later than maxWait, or
+	// when ctx ended first. Its fast path must not allocate.
+	Acquire(ctx context.Context, maxWait time.Duration) bool
+	// Record tells the limiter how an attempt it let through ended.
+	Record(ctx context.Context, o Outcome)
+}
+
+// Result is what an attempt's end says about the shared rate limit.
+type Result uint8
+
+const (
+	// Accepted: the server answered without throttling (a success, or an
+	// answer that is not about load, such as a 404).
+	Accepted Result = iota + 1
+	// Throttled: the server refused the attempt for its rate (HTTP 429).
+	Throttled
+	// Other: the attempt ended without a word from the server about its
+	// rate (a connection error, a timeout, the caller's cancellation).
+	Other
+)
+
+// String returns "accepted", "throttled" or "other".
+func (r Result) String() string {
+	switch r {
+	case Accepted:
+		return "accepted"
+	case Throttled:
+		return "throttled"
+	case Other:
+		return "other"
+	}
+	return "result(?)"
+}
+
+// Outcome is what a Limiter learns of one attempt.
+type Outcome struct {
+	Result Result
+	// RetryAfter is the wait the server asked for with a throttled answer
+	// (Retry-After); 0 if none.
+	RetryAfter time.Duration
+}
+
+// answered reports whether a failure that stops a call came from the
+// server's answer, rather than from the caller or an inner retry loop.
+func answered(reason string) bool {
+	switch reason {
+	case classify.ReasonCanceled, classify.ReasonRetriedInside, classify.ReasonUnclassified:
+		return false
+	}
+	return true
+}
+
+// OutcomeOf classifies an attempt's end for a Limiter: err nil is Accepted;
+// a failure classified as an HTTP 429 (classify.ReasonTooManyRequests) is
+// Throttled, with the server's Retry-After; a failure that stops the call
+// (a 4xx, say) was answered by the server, so it is Accepted; any other
+// failure — a connection error, a 5xx, the caller's cancellation, an error
+// nothing recognised — is Other.
+func OutcomeOf(err error, d classify.Decision) Outcome {
+	switch {
+	case err == nil:
+		return Outcome{Result: Accepted}
+	case d.Reason == classify.ReasonTooManyRequests:
+		return Outcome{Result: Throttled, RetryAfter: d.RetryAfter}
+	case d.Verdict == classify.Stop && answered(d.Reason):
+		return Outcome{Result: Accepted}
+	}
+	return Outcome{Result: Other}
+}

@@ -1,0 +1,98 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry/internal/redistest"
+	"github.com/retrykit/retry/limit"
+	lredis "github.com/retrykit/retry/limit/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	accepted  = limit.Outcome{Result: limit.Accepted}
+	throttled = limit.Outcome{Result: limit.Throttled, RetryAfter: time.Second}
+)
+
+func newClient(t *testing.T, addr string) *goredis.Client {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newLimiter(t *testing.T, addr, name string, o lredis.Options) *lredis.Limiter {
+	t.Helper()
+	l, err := lredis.New(newClient(t, addr), name, o)
+	require.NoError(t, err)
+	return l
+}
+
+func TestTheFleetWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Options{})
+	ctx := context.Background()
+	l.Record(ctx, throttled) // the very first answer is a 429
+	require.True(t, l.Acquire(ctx, time.Second))
+	assert.True(t, l.Rate() > 1e300, "nothing measured yet: no limit")
+}
+
+func TestAThrottleSeenByOneInstanceLimitsTheOthers(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newLimiter(t, srv.Addr, "api-key-1", lredis.Options{})
+	b := newLimiter(t, srv.Addr, "api-key-1", lredis.Options{})
+	other := newLimiter(t, srv.Addr, "api-key-2", lredis.Options{})
+	ctx := context.Background()
+
+	require.True(t, b.Acquire(ctx, time.Second))
+	assert.True(t, b.Rate() > 1e300, "the fleet does not limit yet")
+	for range 100 {
+		require.True(t, a.Acquire(ctx, time.Second))
+		a.Record(ctx, accepted)
+		time.Sleep(time.Millisecond)
+	}
+	a.Record(ctx, throttled)
+	require.True(t, a.Acquire(ctx, time.Second), "tells the fleet")
+	rate := a.Rate()
+	assert.Less(t, rate, 1000.0, "a's throttle set the fleet's rate")
+	assert.Greater(t, rate, 0.5)
+
+	time.Sleep(60 * time.Millisecond) // b's Sync
+	require.True(t, b.Acquire(ctx, time.Second))
+	assert.InDelta(t, rate, b.Rate(), rate*0.1, "b limits at the fleet's rate")
+	require.True(t, other.Acquire(ctx, time.Second))
+	assert.True(t, other.Rate() > 1e300, "another name is another limit")
+}
+
+func TestTheFleetPacesItsTurns(t *testing.T) {
+	srv := redistest.Start(t)
+	o := lredis.Options{Adaptive: limit.AdaptiveConfig{Burst: time.Millisecond}}
+	a := newLimiter(t, srv.Addr, "k", o)
+	b := newLimiter(t, srv.Addr, "k", o)
+	ctx := context.Background()
+	require.True(t, a.Acquire(ctx, time.Second), "the fleet's measurement starts")
+	time.Sleep(time.Second) // nothing accepted in the window: a cut to the minimum
+	a.Record(ctx, limit.Outcome{Result: limit.Throttled})
+	require.True(t, a.Acquire(ctx, time.Second), "the first turn is due at once")
+	assert.Equal(t, 0.5, a.Rate())
+	start := time.Now()
+	assert.False(t, b.Acquire(ctx, time.Second), "b's turn comes 2s later: beyond its maxWait")
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "refused at once, without waiting in vain")
+}
+
+func TestMaxWaitBoundsTheWaitForATurn(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Options{Adaptive: limit.AdaptiveConfig{MinRate: 20, Burst: time.Millisecond}})
+	ctx := context.Background()
+	require.True(t, l.Acquire(ctx, time.Second), "the fleet's measurement starts")
+	time.Sleep(time.Second)
+	l.Record(ctx, limit.Outcome{Result: limit.Throttled}) // 20 a second
+	require.True(t, l.Acquire(ctx, time.Second))
+	start := time.Now()
+	require.True(t, l.Acquire(ctx, time.Second))
+	assert.InDelta(t, 50*time.Millisecond, time.Since(start), float64(30*time.Millisecond), "one turn every 50ms")
+}
