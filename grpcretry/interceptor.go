@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/breakerset"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -33,7 +33,7 @@ type Interceptor struct {
 	idempotent  map[string]bool // declared by WithIdempotentMethods
 	replayable  map[string]bool // declared by WithReplayableStreams
 	files       *protoregistry.Files
-	breakers    *breakers
+	breakers    *breakerset.Set
 	cooldowns   *breaker.Cooldowns[breaker.HostModel]
 	// known caches each method's idempotency, copied on write: a lookup on
 	// every call is a plain map read, with no lock and no allocation.
@@ -229,37 +229,17 @@ func (i *Interceptor) observe(key breaker.HostModel, err error) {
 	i.cooldowns.Observe(key, classify.Mark(err, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: d.RetryAfter}))
 }
 
-// breakers keeps one breaker per (target, method), made on first use.
-type breakers struct {
-	settings func(breaker.HostModel) breaker.Settings
-	opts     []breaker.Option
-	m        sync.Map // breaker.HostModel → *breaker.Breaker
-}
-
-func (bs *breakers) get(r *retry.Retrier, key breaker.HostModel) (*breaker.Breaker, error) {
-	if b, ok := bs.m.Load(key); ok {
-		return b.(*breaker.Breaker), nil
-	}
-	s := bs.settings(key)
-	if s.Name == "" {
-		s.Name = key.String()
-	}
-	b, err := breaker.New(s, r, bs.opts...)
-	if err != nil {
-		return nil, fmt.Errorf("grpcretry: breaker for %s: %w", key, err)
-	}
-	actual, _ := bs.m.LoadOrStore(key, b)
-	return actual.(*breaker.Breaker), nil
-}
-
 // run runs op through the key's breaker, if any, and the Retrier.
 func (i *Interceptor) run(ctx context.Context, key breaker.HostModel, op func(context.Context) error) error {
 	if i.breakers == nil {
 		return i.r.Do(ctx, op)
 	}
-	b, err := i.breakers.get(i.r, key)
-	if err != nil {
+	b, err := i.breakers.Get(i.r, key)
+	switch {
+	case err != nil:
 		return err
+	case b == nil: // the set is full: this key runs without a breaker
+		return i.r.Do(ctx, op)
 	}
 	return b.Do(ctx, op)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/breakerset"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
@@ -97,7 +98,9 @@ func WithFiles(files *protoregistry.Files) Option {
 // WithBreakers gives every (target, method) its own circuit breaker around
 // the retried call, with the settings that settings returns for it (its Name
 // defaults to "target/method") and opts. The key is a breaker.HostModel whose
-// Host is the connection's target and Model the full method name.
+// Host is the connection's target and Model the full method name. At most
+// 10,000 breakers are kept (breaker.DefaultMaxKeys); past that, a call for a
+// new key runs without a breaker.
 func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...breaker.Option) Option {
 	return func(i *Interceptor) *retry.InvalidError {
 		if settings == nil {
@@ -108,7 +111,7 @@ func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...bre
 				return argerr.New("grpcretry.WithBreakers", "option "+strconv.Itoa(n), "must not be nil")
 			}
 		}
-		i.breakers = &breakers{settings: settings, opts: opts}
+		i.breakers = breakerset.New("grpcretry", settings, 0, opts...)
 		return nil
 	}
 }

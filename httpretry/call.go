@@ -117,9 +117,12 @@ func (c *call) run() (retry.Stats, error) {
 
 // runBreaker runs the attempts through the key's breaker.
 func (c *call) runBreaker() (retry.Stats, error) {
-	b, err := c.t.breakers.get(c.t.r, c.hm)
+	b, err := c.t.breakers.Get(c.t.r, c.hm)
 	if err != nil {
 		return retry.Stats{}, err
+	}
+	if b == nil { // the set is full: this key runs without a breaker
+		return c.t.r.Run(c.ctx, c.attempt)
 	}
 	_, st, err := breaker.Value(c.ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.attempt(ctx) })
 	return st, err

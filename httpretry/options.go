@@ -9,6 +9,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/breakerset"
 )
 
 // DefaultDrainLimit is how much of a discarded body is read before closing it.
@@ -51,7 +52,9 @@ func WithRetrier(r *retry.Retrier) Option {
 // WithBreakers gives every (host, model) its own circuit breaker around the
 // retried request, with the settings that settings returns for it (its Name
 // defaults to the key) and opts. The breakers are made as keys are first
-// seen, and kept.
+// seen, and kept: at most 10,000 (breaker.DefaultMaxKeys); past that, a
+// request for a new key runs without a breaker, so that requests to ever new
+// hosts cannot grow the transport's memory without bound.
 func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...breaker.Option) Option {
 	return func(t *Transport) *retry.InvalidError {
 		if settings == nil {
@@ -62,7 +65,7 @@ func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...bre
 				return argerr.New("httpretry.WithBreakers", "option "+strconv.Itoa(i), "must not be nil")
 			}
 		}
-		t.breakers = &breakers{settings: settings, opts: opts}
+		t.breakers = breakerset.New("httpretry", settings, 0, opts...)
 		return nil
 	}
 }

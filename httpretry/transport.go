@@ -3,14 +3,13 @@ package httpretry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/breakerset"
 )
 
 // Transport is an http.RoundTripper that retries: each request is one call of
@@ -25,7 +24,7 @@ import (
 type Transport struct {
 	base       http.RoundTripper // nil: http.DefaultTransport, read at each request
 	r          *retry.Retrier
-	breakers   *breakers
+	breakers   *breakerset.Set
 	cooldowns  *breaker.Cooldowns[breaker.HostModel]
 	model      func(*http.Request) string
 	kind       func(*http.Response, []byte) string
@@ -144,29 +143,6 @@ func (t *Transport) CloseIdleConnections() {
 			c.CloseIdleConnections()
 		}
 	}
-}
-
-// breakers keeps one breaker per (host, model), made on first use.
-type breakers struct {
-	settings func(breaker.HostModel) breaker.Settings
-	opts     []breaker.Option
-	m        sync.Map // breaker.HostModel → *breaker.Breaker
-}
-
-func (bs *breakers) get(r *retry.Retrier, key breaker.HostModel) (*breaker.Breaker, error) {
-	if b, ok := bs.m.Load(key); ok {
-		return b.(*breaker.Breaker), nil
-	}
-	s := bs.settings(key)
-	if s.Name == "" {
-		s.Name = key.String()
-	}
-	b, err := breaker.New(s, r, bs.opts...)
-	if err != nil {
-		return nil, fmt.Errorf("httpretry: breaker for %s: %w", key, err)
-	}
-	actual, _ := bs.m.LoadOrStore(key, b)
-	return actual.(*breaker.Breaker), nil
 }
 
 // errNoResponse reports a base transport that broke the RoundTripper
