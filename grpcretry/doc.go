@@ -1,8 +1,8 @@
 // Package grpcretry retries gRPC client calls by the same rules as the
 // library's HTTP client: unary and stream client interceptors that run
 // every call through the retry loop of a retry.Retrier — one loop, one
-// policy language for both wires, the same budget, breakers, cooldowns,
-// hooks and errors.
+// policy language for both wires, the same budget, rate limiters, breakers,
+// cooldowns, hooks and errors.
 //
 //	i, err := grpcretry.New(grpcretry.WithRetrier(r))
 //	opts, err := i.DialOptions() // the interceptors, and grpc.WithDisableRetry()
@@ -104,6 +104,32 @@
 // if the caller wants. Each reports through its own hook; the Retrier's
 // hooks and logger see every attempt.
 //
+// # Rate limiters
+//
+// A limiter is the Retrier's (retry.WithLimiter): a limit.Adaptive, a
+// limit.Throttler, limit/redis's fleet Limiter, or any limit.Limiter. The
+// loop asks it before every attempt, the first included, and tells it how
+// each attempt ended; a RESOURCE_EXHAUSTED with the server's wait (pushback
+// or RetryInfo) is a throttled answer, like an HTTP 429 with Retry-After.
+// A limit belongs to a dependency, so give each target a Retrier with a
+// limiter of its own, or share one Retrier with a limit.Keyed per (target,
+// method): WithTargetMethodContext puts each call's (target, method) in the
+// loop's context, and TargetMethodOf is the Keyed's key function.
+//
+//	keyed, err := limit.NewKeyed(grpcretry.TargetMethodOf, func(breaker.HostModel) (limit.Limiter, error) {
+//		return limit.NewAdaptive(limit.AdaptiveConfig{})
+//	}, 0)
+//	r, err := retry.New(retry.WithLimiter(keyed))
+//	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithTargetMethodContext())
+//
+// A call the limiter refuses sends nothing and is never retried: it returns
+// the loop's *retry.Error with the reason retry.ErrLimited, whose gRPC
+// status is RESOURCE_EXHAUSTED — the code gRPC gives a limit the client
+// itself hit — with the loop's message ("retry: refused locally by the
+// client-side rate limiter, nothing sent …"). Not UNAVAILABLE, which every
+// retry layer around this one would retry; and not the last attempt's code,
+// which is the server's, or UNKNOWN when nothing was sent.
+//
 // # Defaults
 //
 //	| setting                    | default                                                    |
@@ -114,6 +140,8 @@
 //	| descriptors                | protoregistry.GlobalFiles                                  |
 //	| replayed streams           | server-streaming calls only                                |
 //	| breakers, cooldowns        | none                                                       |
+//	| rate limiter               | none: the Retrier's (retry.WithLimiter)                    |
+//	| (target, method) in ctx    | no (WithTargetMethodContext)                               |
 //	| idempotency key metadata   | "idempotency-key" (MetadataKey)                            |
 //
 // # Compared with grpc-go's retry and go-grpc-middleware's
@@ -144,6 +172,9 @@
 //	| budget across calls    | retry.WithBudget (token      | retryThrottling per channel | none                        |
 //	|                        | bucket or ratio, shared)     |                             |                             |
 //	| breaker, cooldown      | per (target, method)         | none                        | none                        |
+//	| client-side rate limit | retry.WithLimiter: adaptive, | none                        | none                        |
+//	|                        | throttler, per (target,      |                             |                             |
+//	|                        | method) with limit.Keyed     |                             |                             |
 //	| observation            | retry hooks and slog, the    | channelz, stats handlers    | a retry callback, logs      |
 //	|                        | error carries every attempt  |                             |                             |
 package grpcretry

@@ -10,7 +10,9 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -136,4 +138,40 @@ func ExampleClassify() {
 	// stop (grpc resource exhausted)
 	// retry (grpc internal, at most 1 per call)
 	// stop (grpc invalid argument)
+}
+
+// A limit.Keyed gives each (target, method) a limiter of its own; a call
+// the limiter refuses is not sent, and says so in its status.
+func ExampleWithTargetMethodContext() {
+	addr, stop := startFlaky()
+	defer stop()
+
+	keyed, err := limit.NewKeyed(grpcretry.TargetMethodOf, func(breaker.HostModel) (limit.Limiter, error) {
+		return limit.NewThrottler(limit.ThrottlerConfig{Rand: func() uint64 { return 0 }}) // refuses whenever it may
+	}, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, _ := retry.New(retry.WithLimiter(keyed), retry.WithMaxAttempts(1))
+	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithTargetMethodContext())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	opts, _ := i.DialOptions()
+	cc, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = cc.Close() }()
+	client := healthpb.NewHealthClient(cc)
+	for range 2 {
+		_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		fmt.Println(status.Code(err), errors.Is(err, retry.ErrLimited))
+	}
+	// Output:
+	// Unavailable false
+	// ResourceExhausted true
 }

@@ -35,6 +35,7 @@ type Interceptor struct {
 	files       *protoregistry.Files
 	breakers    *breakerset.Set
 	cooldowns   *breaker.Cooldowns[breaker.HostModel]
+	keyCtx      bool // WithTargetMethodContext: the loop's context carries the (target, method)
 	// known caches each method's idempotency, copied on write: a lookup on
 	// every call is a plain map read, with no lock and no allocation.
 	known atomic.Pointer[map[string]bool]

@@ -43,13 +43,14 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 	if ctx, err = keyed(ctx); err != nil {
 		return nil, err
 	}
-	s := &clientStream{i: i, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts}
-	s.key = callKey(cc, method)
+	key := callKey(cc, method)
+	ctx = i.withTargetMethod(ctx, key)
+	s := &clientStream{i: i, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, key: key}
 	if desc.ServerStreams && !desc.ClientStreams || i.replayable[method] {
 		return s, nil // opened by the first RecvMsg
 	}
 	if err := i.run(ctx, s.key, s.openOnly); err != nil {
-		return nil, endedBy(ctx, err)
+		return nil, callError(ctx, err)
 	}
 	return s.cur, nil
 }
@@ -220,7 +221,7 @@ func (s *clientStream) start(m any) error {
 	switch {
 	case err != nil:
 		s.drop()
-		return endedBy(s.ctx, err)
+		return callError(s.ctx, err)
 	case s.eof:
 		s.end(io.EOF)
 		return io.EOF

@@ -15,7 +15,9 @@ import (
 // Retrier's attempt timeout if any), and returns nil or the *retry.Error
 // that ended the call; status.Code and status.FromError see the last
 // attempt's status through it. When the caller's context ended the call,
-// the *retry.Error comes in an *EndedError, whose status is the context's.
+// the *retry.Error comes in an *EndedError, whose status is the context's;
+// when the Retrier's limiter refused an attempt (retry.ErrLimited), its
+// status is RESOURCE_EXHAUSTED, saying the refusal was local.
 func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	i, err := i.ready()
 	switch {
@@ -29,14 +31,16 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 	if ctx, err = keyed(ctx); err != nil {
 		return err
 	}
-	c := unary{i: i, ctx: ctx, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
-	if i.breakers != nil || i.cooldowns != nil {
-		c.key = callKey(cc, method)
+	var key breaker.HostModel
+	if i.breakers != nil || i.cooldowns != nil || i.keyCtx {
+		key = callKey(cc, method)
+		ctx = i.withTargetMethod(ctx, key)
 	}
+	c := unary{i: i, ctx: ctx, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, key: key}
 	c.seen = seenPool.Get().(*seen)
 	defer c.seen.release()
 	if err := i.run(ctx, c.key, c.attempt); err != nil {
-		return endedBy(ctx, err)
+		return callError(ctx, err)
 	}
 	return nil
 }

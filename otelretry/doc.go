@@ -1,8 +1,8 @@
 // Package otelretry reports what the retry library does as OpenTelemetry
 // metrics and trace events: calls and their attempts, waits and outcomes
 // (gRFC A96's per-call model, with gRFC A66's units and buckets), retry
-// budgets, circuit breakers, cooldowns, dead letters, the idempotency
-// middleware and the HTTP client's attempts.
+// budgets, client-side rate limiters, circuit breakers, cooldowns, dead
+// letters, the idempotency middleware and the HTTP client's attempts.
 //
 // Each component already reports through a hook of its own; this package
 // subscribes to them and knows no internals:
@@ -11,6 +11,7 @@
 //	|------------------------|----------------------------|------------------------------------------------|
 //	| retry.Retrier          | NewRetrier(name).Hook      | retry.WithHook                                 |
 //	| budget (bucket, ratio) | ObserveBudget(name, b)     | nothing more: read when the meter collects     |
+//	| limit (rate limiters)  | ObserveLimiter(name, l)    | nothing more: read when the meter collects     |
 //	| breaker.Breaker        | NewBreaker(name)           | Settings.OnStateChange; Observe(ctx, err)      |
 //	| breaker.Cooldowns      | NewCooldowns(name)         | CooldownSettings.OnCooldown; Watch; Observe    |
 //	| dlq.Monitor            | NewQueue(name).Hooks(mo)   | dlq.NewMonitor(q, mo)                          |
@@ -84,6 +85,17 @@
 // classify.ReasonGRPC…, so this module knows them without depending on
 // grpc-go), and a server's pushback counted by retry.retry_after like a
 // Retry-After.
+//
+// # Rate limiters
+//
+// ObserveLimiter reads a limiter's state at collection: the rate of a
+// limit.Adaptive (retry.limit.rate, {request}/s; no point until the server
+// first throttles, while every attempt goes through), the rejection
+// probability of a limit.Throttler (retry.limit.reject_probability), and the
+// fleet's rate of limit/redis's Limiter, which it takes as any limiter with a
+// Rate method, so that this module does not depend on go-redis. A call the
+// limiter refused is counted by its Retrier's observer with the outcome
+// limited (retry.ErrLimited): nothing was sent, so it has no attempt.
 //
 // # Traces
 //

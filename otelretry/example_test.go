@@ -15,6 +15,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/otelretry"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -103,6 +104,29 @@ func ExampleObserveBudget() {
 	// retry.budget.refusals{retry.budget.name=search} 0
 	// retry.budget.threshold{retry.budget.name=search} 250
 	// retry.budget.tokens{retry.budget.name=search} 495
+}
+
+func ExampleObserveLimiter() {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+
+	th, _ := limit.NewThrottler(limit.ThrottlerConfig{}) // K = 2
+	// A *limit.Adaptive, or limit/redis's fleet *Limiter, is observed the
+	// same way: ObserveLimiter reads any limiter's Rate.
+	reg, err := otelretry.ObserveLimiter("search", th, otelretry.WithMeterProvider(mp))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = reg.Unregister() }()
+	th.Record(context.Background(), limit.Outcome{Result: limit.Accepted})
+	for range 3 {
+		th.Record(context.Background(), limit.Outcome{Result: limit.Throttled})
+	}
+	printSeries(reader)
+	// Output:
+	// retry.limit.reject_probability{retry.limit.name=search} 0.4
 }
 
 func ExampleNewBreaker() {

@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/otelretry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,11 @@ func TestInvalidArguments(t *testing.T) {
 	s := newSDK(t)
 	mp := otelretry.WithMeterProvider(s.mp)
 	bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
+	require.NoError(t, err)
+	throttler, err := limit.NewThrottler(limit.ThrottlerConfig{})
+	require.NoError(t, err)
+	keyed, err := limit.NewKeyed(func(context.Context) (string, bool) { return "", false },
+		func(string) (limit.Limiter, error) { return throttler, nil }, 0)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		desc string
@@ -41,6 +47,13 @@ func TestInvalidArguments(t *testing.T) {
 		{"ObserveBudget of a zero bucket", func() error { _, err := otelretry.ObserveBudget("b", &budget.TokenBucket{}, mp); return err }, "otelretry.ObserveBudget"},
 		{"ObserveBudget of a zero ratio", func() error { _, err := otelretry.ObserveBudget("b", &budget.Ratio{}, mp); return err }, "otelretry.ObserveBudget"},
 		{"ObserveBudget with a nil option", func() error { _, err := otelretry.ObserveBudget("b", bucket, nil); return err }, "otelretry.Option"},
+		{"ObserveLimiter with no name", func() error { _, err := otelretry.ObserveLimiter("", throttler, mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter of nil", func() error { _, err := otelretry.ObserveLimiter("l", nil, mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter of a nil Adaptive", func() error { _, err := otelretry.ObserveLimiter("l", (*limit.Adaptive)(nil), mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter of a zero Adaptive", func() error { _, err := otelretry.ObserveLimiter("l", &limit.Adaptive{}, mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter of a zero Throttler", func() error { _, err := otelretry.ObserveLimiter("l", &limit.Throttler{}, mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter of a limiter without figures", func() error { _, err := otelretry.ObserveLimiter("l", keyed, mp); return err }, "otelretry.ObserveLimiter"},
+		{"ObserveLimiter with a nil option", func() error { _, err := otelretry.ObserveLimiter("l", throttler, nil); return err }, "otelretry.Option"},
 		{"NewBreaker with no name", func() error { _, err := otelretry.NewBreaker("", mp); return err }, "otelretry.NewBreaker"},
 		{"NewBreaker with a nil option", func() error { _, err := otelretry.NewBreaker("b", nil); return err }, "otelretry.Option"},
 		{"NewCooldowns with no name", func() error { _, err := otelretry.NewCooldowns("", mp); return err }, "otelretry.NewCooldowns"},

@@ -24,7 +24,7 @@ const (
 	OutcomeRetryBudget   = "retry_budget"   // retry.ErrBudget
 	OutcomeClassLimit    = "class_limit"    // retry.ErrClassLimit
 	OutcomeKeyRequired   = "key_required"   // retry.ErrKeyRequired
-	OutcomeLimited       = "limited"        // reserved for a local rate limiter's refusal
+	OutcomeLimited       = "limited"        // retry.ErrLimited: the rate limiter refused, nothing sent
 	OutcomeCancelled     = "cancelled"      // the caller cancelled the call
 	OutcomeOther         = "other"          // a reason this version does not know
 )
@@ -68,6 +68,7 @@ var sentinels = [...]struct {
 	{retry.ErrBudget, iRetryBudget},
 	{retry.ErrClassLimit, iClassLimit},
 	{retry.ErrKeyRequired, iKeyRequired},
+	{retry.ErrLimited, iLimited},
 	{context.DeadlineExceeded, iDeadline},
 	{context.Canceled, iCancelled},
 }
