@@ -60,8 +60,12 @@ func TestResultString(t *testing.T) {
 var grpcErr = errors.New("rpc error")
 
 func TestOutcomeOfReadsGRPCReasons(t *testing.T) {
-	stop := func(reason string) classify.Decision { return classify.Decision{Verdict: classify.Stop, Reason: reason} }
-	retry := func(reason string) classify.Decision { return classify.Decision{Verdict: classify.Retry, Reason: reason} }
+	stop := func(reason string) classify.Decision {
+		return classify.Decision{Verdict: classify.Stop, Reason: reason}
+	}
+	retry := func(reason string) classify.Decision {
+		return classify.Decision{Verdict: classify.Retry, Reason: reason}
+	}
 	exhaustedWait := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonGRPCResourceExhausted, RetryAfter: 2 * time.Second}
 	tests := []struct {
 		name string
