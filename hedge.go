@@ -23,22 +23,26 @@ var ErrHedgeUnsafe = errors.New("hedging runs the operation more than once at a 
 	"refused because it is neither idempotent nor keyed (mark it retry.Idempotent, or give the call an idempotency key)")
 
 // WithHedging makes the Retrier's Hedge and HedgeValue calls hedge (its Do,
-// Run and Value refuse to run: see Hedge). When an attempt has not finished after
-// the delay d gives, another attempt starts alongside it, up to maxInFlight
-// attempts at once (at least 2). The first success wins; the others'
-// contexts are cancelled, and the call returns once they have returned, so
-// no attempt outlives its call. A retryable failure starts the next attempt
-// at once rather than after a backoff (a server's Retry-After is still
-// waited). MaxAttempts counts hedges too; MaxElapsed, the context's deadline
-// and the retry budget (each hedge asks Allow, and is recorded as a retry)
-// still bound the call. Stats.Hedges and Stats.Winner say what happened, and
-// hooks receive a HedgeStarted event. Only the winner's AttemptDone event has
-// a nil Err: a loser's carries the error it returned, or context.Canceled if
-// it succeeded after the winner (its result is discarded), so a hook counts
-// one success per call; the winner's Started is the call's attempts. An
-// attempt that panics ends the call: the others are cancelled, and once they
-// have returned the panic is raised again on the caller's goroutine,
-// whichever goroutine it happened on.
+// Run and Value refuse to run: see Hedge). When an attempt has not finished
+// after the delay d gives, another attempt starts alongside it, up to
+// maxInFlight attempts at once (at least 2). The first success wins; the
+// others' contexts are cancelled, and the call returns once they have
+// returned, so no attempt outlives its call. A retryable failure starts the
+// next attempt at once rather than after a backoff (a server's Retry-After is
+// still waited). MaxAttempts counts hedges too; MaxElapsed, the context's
+// deadline and the retry budget (each hedge asks Allow, and is recorded as a
+// retry) still bound the call. Stats.Hedges and Stats.Winner say what
+// happened, and hooks receive a HedgeStarted event. A rate limiter
+// (WithLimiter) is asked for every attempt: for the first and for one that
+// follows a failure as in a call without hedging, and for a hedge without
+// waiting — a hedge it cannot let go at once is not sent, and the next hedge
+// may come only after another attempt starts. Only the winner's AttemptDone
+// event has a nil Err: a loser's carries the error it returned, or
+// context.Canceled if it succeeded after the winner (its result is
+// discarded), so a hook counts one success per call; the winner's Started is
+// the call's attempts. An attempt that panics ends the call: the others are
+// cancelled, and once they have returned the panic is raised again on the
+// caller's goroutine, whichever goroutine it happened on.
 //
 // Hedging is for work that may run twice: a call that is neither idempotent
 // (Idempotent) nor keyed (WithIdempotencyKey) fails with ErrHedgeUnsafe
