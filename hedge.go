@@ -336,11 +336,16 @@ func (h *hedger) hedge() (int, context.Context) {
 	switch {
 	case len(h.slots) >= h.hg.max, h.stats.Attempts >= p.Attempts(), h.ctx.Err() != nil,
 		p.MaxElapsed > 0 && now-h.start > p.MaxElapsed,
-		h.r.budget != nil && !h.r.budget.Allow(),
+		h.r.budget != nil && !h.r.budget.Allow():
+		return 0, nil
+	}
+	if h.r.limiter != nil {
 		// A hedge is optional: one the limiter cannot let go now is not
 		// sent, and the timer is not set again (see WithLimiter).
-		h.r.limiter != nil && !h.r.limiter.Acquire(h.ctx, 0):
-		return 0, nil
+		if !h.admitHedge() {
+			return 0, nil
+		}
+		now = monoNow() // the question may have made a round trip
 	}
 	n, actx := h.begin(true, now)
 	h.emit(Event{Kind: HedgeStarted, Attempt: n, Started: n, Delay: h.delay, Waited: h.stats.Waited, Elapsed: now - h.start})
@@ -615,7 +620,7 @@ func (h *hedger) admit() bool {
 		h.stop(context.Cause(h.ctx), true)
 	case !ok:
 		h.stop(ErrLimited, false) // those in flight may still win
-	case h.over, h.noMore, h.stats.Attempts >= h.r.p.Attempts():
+	case !h.room(): // ended, or hedges took what was left meanwhile
 		h.recordLimit(limit.Outcome{Result: limit.Other})
 		return false
 	default:
@@ -623,6 +628,34 @@ func (h *hedger) admit() bool {
 			Waited: h.stats.Waited, Elapsed: now - h.start})
 	}
 	return ok
+}
+
+// admitHedge asks the limiter to let a hedge go at once, with h.mu held on
+// entry and exit but not while it asks: a limiter may make a round trip (the
+// fleet's, in limit/redis), and the attempts in flight must not wait for it
+// to end. It reports whether the hedge may start; a permission the call no
+// longer has a use for, having changed meanwhile, is recorded as Other.
+func (h *hedger) admitHedge() bool {
+	live := h.alive()
+	h.pending++
+	h.mu.Unlock()
+	ok := h.r.limiter.Acquire(live, 0)
+	h.mu.Lock()
+	h.pending--
+	if ok && !h.room() {
+		h.recordLimit(limit.Outcome{Result: limit.Other})
+		ok = false
+	}
+	if !ok {
+		h.settle() // the attempts in flight may have ended meanwhile
+	}
+	return ok
+}
+
+// room reports whether the call may start another attempt: it goes on,
+// its policy allows one more, and it has a slot free.
+func (h *hedger) room() bool {
+	return !h.over && !h.noMore && h.stats.Attempts < h.r.p.Attempts() && len(h.slots) < h.hg.max
 }
 
 // recordLimit tells the limiter, if any, how an attempt it let go ended.

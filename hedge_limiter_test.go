@@ -360,3 +360,27 @@ func TestLoggerLogsLimiterWaits(t *testing.T) {
 func TestLimiterWaitedString(t *testing.T) {
 	assert.Equal(t, "limiter waited", retry.LimiterWaited.String())
 }
+
+func TestAHedgeAskedOfASlowLimiterHoldsNothingElseUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The hedge's question takes a round trip of 3ms (limit/redis makes
+		// one), deaf to the context; attempt 1 wins during it.
+		l := &ledger{acquire: func(n int, _ context.Context, _ time.Duration) bool {
+			if n == 2 {
+				time.Sleep(3 * ms)
+			}
+			return true
+		}}
+		var ev events
+		s := newServer(12*ms, 5*ms)
+		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithHook(ev.hook)).Hedge(t.Context(), s.op)
+		require.NoError(t, err)
+		done := of(retry.AttemptDone, ev.list)
+		require.Len(t, done, 1)
+		assert.Equal(t, 12*ms, done[0].Elapsed, "the winner's end was not held up by the question")
+		assert.Equal(t, 1, s.n, "the permission came after the call was won: no hedge")
+		assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1, Elapsed: 13 * ms}, st, "the call returns once the question is answered")
+		assert.Equal(t, []limit.Result{accepted, other}, results(l.outcomes), "the unused permission is recorded")
+		l.balanced(t)
+	})
+}
