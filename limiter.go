@@ -27,14 +27,16 @@ import (
 // DEBUG below.
 //
 // A hedging Retrier (WithHedging) asks l too: for the first attempt and for
-// an attempt that follows a failure as above, and for a hedge without
-// waiting (maxWait 0), since a hedge is optional: one l cannot let go at
-// once is not sent and not counted, the attempts in flight go on, and no
-// hedge follows until another attempt starts. A refused retry there forbids
-// new attempts; those in flight may still win, else the call fails with
-// ErrLimited. Every attempt sent is recorded, a loser cancelled because
-// another won as limit.Other, and so is a permission granted to an attempt
-// that the call, ended meanwhile, did not send.
+// an attempt that follows a failure as above (its wait counted in
+// Stats.Waited when no other attempt ran meanwhile, as a Retry-After wait
+// is), and for a hedge without waiting (maxWait 0), since a hedge is
+// optional: one l cannot let go at once is not sent and not counted, the
+// attempts in flight go on, and no hedge follows until another attempt
+// starts. A refused retry there forbids new attempts; those in flight may
+// still win, else the call fails with ErrLimited. Every attempt sent is
+// recorded, a loser cancelled because another won as limit.Other, and so is a
+// permission granted to an attempt that the call, ended meanwhile, did not
+// send.
 func WithLimiter(l limit.Limiter) Option {
 	return func(c *config) *InvalidError {
 		if err := check("WithLimiter", l); err != nil {
@@ -70,8 +72,10 @@ func (c *call) admit() error {
 	c.stats.Waited += after - now
 	switch {
 	case ok:
-		c.r.limiterWaited(c.ctx, Event{Attempt: c.stats.Attempts + 1, Started: c.stats.Attempts, Delay: after - now,
-			Waited: c.stats.Waited, Elapsed: after - c.start})
+		if c.r.hook != nil {
+			c.r.limiterWaited(c.ctx, Event{Attempt: c.stats.Attempts + 1, Started: c.stats.Attempts, Delay: after - now,
+				Waited: c.stats.Waited, Elapsed: after - c.start})
+		}
 		return nil
 	case c.ctx.Err() != nil:
 		return context.Cause(c.ctx)
