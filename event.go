@@ -31,8 +31,9 @@ const (
 	// LimiterWaited: the client-side rate limiter (WithLimiter) held attempt
 	// Attempt for Delay before letting it go; the event comes as the wait
 	// ends, just before the attempt starts. Waited includes Delay when the
-	// attempt follows a failure (see WithLimiter). A grant taken at once is
-	// no wait and reports nothing; a refusal is a GaveUp with ErrLimited.
+	// attempt follows a failure (see WithLimiter). A permission given at
+	// once (in under a microsecond) is no wait and reports nothing; a
+	// refusal is a GaveUp with ErrLimited.
 	LimiterWaited
 )
 

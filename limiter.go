@@ -28,10 +28,10 @@ import (
 //
 // A hedging Retrier (WithHedging) asks l too: for the first attempt and for
 // an attempt that follows a failure as above (its wait counted in
-// Stats.Waited when no other attempt ran meanwhile, as a Retry-After wait
-// is), and for a hedge without waiting (maxWait 0), since a hedge is
-// optional: one l cannot let go at once is not sent and not counted, the
-// attempts in flight go on, and no hedge follows until another attempt
+// Stats.Waited when no other attempt was in flight as it began, as a
+// Retry-After wait is), and for a hedge without waiting (maxWait 0), since a
+// hedge is optional: one l cannot let go at once is not sent and not counted,
+// the attempts in flight go on, and no hedge follows until another attempt
 // starts. A refused retry there forbids new attempts; those in flight may
 // still win, else the call fails with ErrLimited. Every attempt sent is
 // recorded, a loser cancelled because another won as limit.Other, and so is a
