@@ -45,7 +45,9 @@
 //     jittered backoff — and the shared retry budget, if any, may still
 //     refuse (ErrBudget).
 //  4. The hook and logger hear of it, the call sleeps (one timer per call,
-//     interrupted by the context), and the next attempt starts.
+//     interrupted by the context), the rate limiter, if any, lets the next
+//     attempt go (the hook and logger hear of a wait it imposed:
+//     LimiterWaited), and the next attempt starts.
 //
 // # Under load
 //
@@ -55,7 +57,8 @@
 // A client-side rate limiter (WithLimiter with a limit.Adaptive or
 // limit.Throttler) paces every attempt, the first included, so that callers
 // sharing one rate limit stop spending requests on 429s; its refusal is local
-// and never retried (ErrLimited).
+// and never retried (ErrLimited). A hedging Retrier asks it for every attempt
+// too, and a hedge the limiter cannot let go at once is not sent.
 //
 // Nested retry loops multiply: three layers of three attempts make 27 calls.
 // Retry in one layer: by default the innermost loop retries, and an outer loop

@@ -28,10 +28,17 @@ const (
 	// HedgeStarted: an attempt had not finished after the hedging delay
 	// (Delay), and attempt Attempt started alongside it (see WithHedging).
 	HedgeStarted
+	// LimiterWaited: the client-side rate limiter (WithLimiter) held attempt
+	// Attempt for Delay before letting it go; the event comes as the wait
+	// ends, just before the attempt starts. Waited includes Delay when the
+	// attempt follows a failure (see WithLimiter). A permission given at
+	// once (in under a microsecond) is no wait and reports nothing; a
+	// refusal is a GaveUp with ErrLimited.
+	LimiterWaited
 )
 
-// String returns "attempt done", "retry scheduled", "gave up" or "hedge
-// started".
+// String returns "attempt done", "retry scheduled", "gave up", "hedge
+// started" or "limiter waited".
 func (k EventKind) String() string {
 	switch k {
 	case AttemptDone:
@@ -42,6 +49,8 @@ func (k EventKind) String() string {
 		return "gave up"
 	case HedgeStarted:
 		return "hedge started"
+	case LimiterWaited:
+		return "limiter waited"
 	}
 	return "event(" + strconv.Itoa(int(k)) + ")"
 }
@@ -53,7 +62,7 @@ type Event struct {
 	Started  int               // attempts the call has started, hedges included: more than Attempt while a hedged call's attempts overlap
 	Err      error             // the attempt's error, or the final *Error for GaveUp
 	Decision classify.Decision // how a failed attempt was classified
-	Delay    time.Duration     // RetryScheduled: the wait before the next attempt; HedgeStarted: the hedging delay
+	Delay    time.Duration     // RetryScheduled: the wait before the next attempt; HedgeStarted: the hedging delay; LimiterWaited: the limiter's hold
 	Waited   time.Duration     // total wait so far
 	Elapsed  time.Duration     // since the call began (see Stats)
 }
@@ -81,6 +90,8 @@ func logHook(l *slog.Logger) func(context.Context, Event) {
 				slog.String("error", errString(e.Err)))
 		case HedgeStarted:
 			logHedge(ctx, l, e)
+		case LimiterWaited:
+			logLimiterWait(ctx, l, e)
 		case GaveUp:
 			if l.Enabled(ctx, slog.LevelInfo) {
 				l.LogAttrs(ctx, slog.LevelInfo, "retry: gave up", slog.Any("error", e.Err))

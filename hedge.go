@@ -12,6 +12,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/hedge"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -22,22 +23,26 @@ var ErrHedgeUnsafe = errors.New("hedging runs the operation more than once at a 
 	"refused because it is neither idempotent nor keyed (mark it retry.Idempotent, or give the call an idempotency key)")
 
 // WithHedging makes the Retrier's Hedge and HedgeValue calls hedge (its Do,
-// Run and Value refuse to run: see Hedge). When an attempt has not finished after
-// the delay d gives, another attempt starts alongside it, up to maxInFlight
-// attempts at once (at least 2). The first success wins; the others'
-// contexts are cancelled, and the call returns once they have returned, so
-// no attempt outlives its call. A retryable failure starts the next attempt
-// at once rather than after a backoff (a server's Retry-After is still
-// waited). MaxAttempts counts hedges too; MaxElapsed, the context's deadline
-// and the retry budget (each hedge asks Allow, and is recorded as a retry)
-// still bound the call. Stats.Hedges and Stats.Winner say what happened, and
-// hooks receive a HedgeStarted event. Only the winner's AttemptDone event has
-// a nil Err: a loser's carries the error it returned, or context.Canceled if
-// it succeeded after the winner (its result is discarded), so a hook counts
-// one success per call; the winner's Started is the call's attempts. An
-// attempt that panics ends the call: the others are cancelled, and once they
-// have returned the panic is raised again on the caller's goroutine,
-// whichever goroutine it happened on.
+// Run and Value refuse to run: see Hedge). When an attempt has not finished
+// after the delay d gives, another attempt starts alongside it, up to
+// maxInFlight attempts at once (at least 2). The first success wins; the
+// others' contexts are cancelled, and the call returns once they have
+// returned, so no attempt outlives its call. A retryable failure starts the
+// next attempt at once rather than after a backoff (a server's Retry-After is
+// still waited). MaxAttempts counts hedges too; MaxElapsed, the context's
+// deadline and the retry budget (each hedge asks Allow, and is recorded as a
+// retry) still bound the call. Stats.Hedges and Stats.Winner say what
+// happened, and hooks receive a HedgeStarted event. A rate limiter
+// (WithLimiter) is asked for every attempt: for the first and for one that
+// follows a failure as in a call without hedging, and for a hedge without
+// waiting — a hedge it cannot let go at once is not sent, and the next hedge
+// may come only after another attempt starts. Only the winner's AttemptDone
+// event has a nil Err: a loser's carries the error it returned, or
+// context.Canceled if it succeeded after the winner (its result is
+// discarded), so a hook counts one success per call; the winner's Started is
+// the call's attempts. An attempt that panics ends the call: the others are
+// cancelled, and once they have returned the panic is raised again on the
+// caller's goroutine, whichever goroutine it happened on.
 //
 // Hedging is for work that may run twice: a call that is neither idempotent
 // (Idempotent) nor keyed (WithIdempotencyKey) fails with ErrHedgeUnsafe
@@ -100,6 +105,10 @@ func (hg *hedging) get() *hedger {
 
 // put keeps h for a later call; h has no attempt running, no pending timer.
 func (hg *hedging) put(h *hedger) {
+	if h.endLive != nil { // finish ends it; this is for safety's sake
+		h.endLive()
+		h.live, h.endLive = nil, nil
+	}
 	clear(h.slots[:cap(h.slots)])
 	clear(h.failures)
 	h.op, h.opCtx, h.r, h.ctx, h.due, h.slots, h.failures = nil, nil, nil, nil, 0, h.slots[:0], h.failures[:0]
@@ -139,10 +148,11 @@ type hedger struct {
 	armed      bool          // the timer is set, or its function about to run
 	due        time.Duration // when the next hedge may start; 0: none
 	slots      []slot
-	pending    int           // goroutines waiting out a Retry-After before an attempt
-	quit       chan struct{} // closed when the call is over; made for a Retry-After wait
-	noMore     bool          // a reason to stop: attempts in flight may still win
-	over       bool          // a winner, or the call failed: no attempt starts
+	pending    int                // goroutines waiting before an attempt: a Retry-After, the limiter
+	live       context.Context    // ends with the call, or the caller's context; made for a wait
+	endLive    context.CancelFunc // ends live
+	noMore     bool               // a reason to stop: attempts in flight may still win
+	over       bool               // a winner, or the call failed: no attempt starts
 	reason     error
 	panicValue any // what an attempt panicked with: re-panicked on the caller's goroutine
 	lastErr    error
@@ -230,15 +240,23 @@ func (r *Retrier) hedged(ctx context.Context, op func(context.Context) error, st
 			return r.notStarted(ctx, ErrHedgeUnsafe, st)
 		}
 	}
+	start := monoNow()
+	now := start
+	if r.limiter != nil {
+		if err := r.admitFirst(ctx, start); err != nil {
+			return r.notStarted(ctx, err, st)
+		}
+		now = monoNow() // the hedging delay runs from the attempt's start
+	}
 	h := r.hedging.get()
 	defer r.hedging.put(h)
 	h.op, h.opCtx, h.delay = op, ctx, r.hedging.delay.Next()
 	if r.outermost {
 		h.opCtx = SingleAttempt(ctx)
 	}
-	h.r, h.ctx, h.start = r, ctx, monoNow()
+	h.r, h.ctx, h.start = r, ctx, start
 	h.mu.Lock()
-	n, actx := h.begin(false, h.start)
+	n, actx := h.begin(false, now)
 	h.mu.Unlock()
 	h.work(n, actx)
 	return h.end(st)
@@ -321,6 +339,14 @@ func (h *hedger) hedge() (int, context.Context) {
 		h.r.budget != nil && !h.r.budget.Allow():
 		return 0, nil
 	}
+	if h.r.limiter != nil {
+		// A hedge is optional: one the limiter cannot let go now is not
+		// sent, and the timer is not set again (see WithLimiter).
+		if !h.admitHedge() {
+			return 0, nil
+		}
+		now = monoNow() // the question may have made a round trip
+	}
 	n, actx := h.begin(true, now)
 	h.emit(Event{Kind: HedgeStarted, Attempt: n, Started: n, Delay: h.delay, Waited: h.stats.Waited, Elapsed: now - h.start})
 	return n, actx
@@ -340,6 +366,9 @@ func (h *hedger) work(n int, actx context.Context) {
 		wait, again := h.done(n, err)
 		if again && wait > 0 {
 			again = h.sleep(wait)
+		}
+		if again && h.r.limiter != nil {
+			again = h.admit()
 		}
 		n = 0
 		if again {
@@ -362,6 +391,7 @@ func (h *hedger) try(actx context.Context) (p any, err error) {
 // with p (end), whichever goroutine the attempt ran on.
 func (h *hedger) panicked(n int, p any) {
 	h.release(n)
+	h.recordLimit(limit.Outcome{Result: limit.Other})
 	if h.panicValue == nil {
 		h.panicValue = p
 	}
@@ -391,6 +421,7 @@ func (h *hedger) done(n int, err error) (time.Duration, bool) {
 		return 0, false
 	case h.stats.Winner > 0: // a loser, cancelled
 		h.record(n, budget.Other)
+		h.recordLimit(limit.Outcome{Result: limit.Other})
 		return 0, false
 	}
 	return h.failed(n, err, now)
@@ -426,6 +457,7 @@ func (h *hedger) release(n int) time.Duration {
 // the others.
 func (h *hedger) win(n int, latency time.Duration) {
 	h.record(n, budget.Succeeded)
+	h.recordLimit(limit.Outcome{Result: limit.Accepted}) // a loser's success too: the server took it
 	if h.stats.Winner > 0 {
 		return
 	}
@@ -443,15 +475,18 @@ func (h *hedger) failed(n int, err error, now time.Duration) (time.Duration, boo
 	switch {
 	case h.over: // cancelled because the call stopped
 		h.record(n, budget.Other)
+		h.recordLimit(limit.Outcome{Result: limit.Other})
 		return 0, false
 	case h.ctx.Err() != nil:
 		h.lastErr, h.last = err, d
 		h.record(n, budget.Other)
+		h.recordLimit(limit.OutcomeOf(err, d))
 		h.stop(context.Cause(h.ctx), true)
 		return 0, false
 	}
 	h.lastErr, h.last = err, d
 	h.record(n, outcome(d))
+	h.recordLimit(limit.OutcomeOf(err, d))
 	if h.noMore {
 		return 0, false
 	}
@@ -509,9 +544,9 @@ func (h *hedger) finish() {
 	for _, s := range h.slots {
 		s.cancel()
 	}
-	if h.quit != nil {
-		close(h.quit)
-		h.quit = nil
+	if h.endLive != nil {
+		h.endLive()
+		h.live, h.endLive = nil, nil
 	}
 }
 
@@ -533,17 +568,13 @@ func (h *hedger) settle() {
 // sleep waits out a server's Retry-After with h.mu held on entry and exit;
 // it reports false if the call ended meanwhile.
 func (h *hedger) sleep(d time.Duration) bool {
-	if h.quit == nil {
-		h.quit = make(chan struct{})
-	}
-	quit, idle := h.quit, len(h.slots) == 0
+	live, idle := h.alive(), len(h.slots) == 0
 	h.pending++
 	h.mu.Unlock()
 	t := time.NewTimer(d)
 	select {
 	case <-t.C:
-	case <-h.ctx.Done():
-	case <-quit:
+	case <-live.Done():
 	}
 	t.Stop()
 	h.mu.Lock()
@@ -555,6 +586,83 @@ func (h *hedger) sleep(d time.Duration) bool {
 		h.stop(context.Cause(h.ctx), true)
 	}
 	return !h.over && !h.noMore
+}
+
+// alive returns a context that ends when the call does, for a wait before an
+// attempt: it is made at the call's first such wait, and ended by finish.
+func (h *hedger) alive() context.Context {
+	if h.live == nil {
+		h.live, h.endLive = context.WithCancel(h.ctx)
+	}
+	return h.live
+}
+
+// admit asks the limiter for the attempt that follows a failure, with h.mu
+// held on entry and exit, as the plain loop does (call.admit), the wait
+// counted as sleep counts it; it reports false if the limiter refused or the
+// call ended meanwhile. A permission the call no longer uses is recorded as
+// Other, so that the limiter hears of every permission it gave.
+func (h *hedger) admit() bool {
+	live, idle := h.alive(), len(h.slots) == 0
+	h.pending++
+	h.mu.Unlock()
+	start := monoNow()
+	ok := h.r.limiter.Acquire(live, h.r.maxLimitWait(h.ctx, h.start, start))
+	now := monoNow()
+	h.mu.Lock()
+	h.pending--
+	if idle {
+		h.stats.Waited += now - start
+	}
+	switch {
+	case !ok && h.over: // ended meanwhile, so was the wait
+	case !ok && h.ctx.Err() != nil:
+		h.stop(context.Cause(h.ctx), true)
+	case !ok:
+		h.stop(ErrLimited, false) // those in flight may still win
+	case !h.room(): // ended, or hedges took what was left meanwhile
+		h.recordLimit(limit.Outcome{Result: limit.Other})
+		return false
+	default:
+		h.r.limiterWaited(h.ctx, Event{Attempt: h.stats.Attempts + 1, Started: h.stats.Attempts, Delay: now - start,
+			Waited: h.stats.Waited, Elapsed: now - h.start})
+	}
+	return ok
+}
+
+// admitHedge asks the limiter to let a hedge go at once, with h.mu held on
+// entry and exit but not while it asks: a limiter may make a round trip (the
+// fleet's, in limit/redis), and the attempts in flight must not wait for it
+// to end. It reports whether the hedge may start; a permission the call no
+// longer has a use for, having changed meanwhile, is recorded as Other.
+func (h *hedger) admitHedge() bool {
+	live := h.alive()
+	h.pending++
+	h.mu.Unlock()
+	ok := h.r.limiter.Acquire(live, 0)
+	h.mu.Lock()
+	h.pending--
+	if ok && !h.room() {
+		h.recordLimit(limit.Outcome{Result: limit.Other})
+		ok = false
+	}
+	if !ok {
+		h.settle() // the attempts in flight may have ended meanwhile
+	}
+	return ok
+}
+
+// room reports whether the call may start another attempt: it goes on,
+// its policy allows one more, and it has a slot free.
+func (h *hedger) room() bool {
+	return !h.over && !h.noMore && h.stats.Attempts < h.r.p.Attempts() && len(h.slots) < h.hg.max
+}
+
+// recordLimit tells the limiter, if any, how an attempt it let go ended.
+func (h *hedger) recordLimit(o limit.Outcome) {
+	if l := h.r.limiter; l != nil {
+		l.Record(h.ctx, o)
+	}
 }
 
 // record tells the retry budget of attempt n's end; every attempt after the

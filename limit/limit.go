@@ -33,7 +33,8 @@ const (
 	// Accepted: the server answered without throttling (a success, or an
 	// answer that is not about load, such as a 404).
 	Accepted Result = iota + 1
-	// Throttled: the server refused the attempt for its rate (HTTP 429).
+	// Throttled: the server refused the attempt for its rate (HTTP 429, or
+	// a gRPC RESOURCE_EXHAUSTED with a wait to retry after).
 	Throttled
 	// Other: the attempt ended without a word from the server about its
 	// rate (a connection error, a timeout, the caller's cancellation).
@@ -62,10 +63,17 @@ type Outcome struct {
 }
 
 // answered reports whether a failure that stops a call came from the
-// server's answer, rather than from the caller or an inner retry loop.
+// server's answer, rather than from the caller, the client's own machinery
+// or an inner retry loop.
 func answered(reason string) bool {
 	switch reason {
-	case classify.ReasonCanceled, classify.ReasonRetriedInside, classify.ReasonUnclassified:
+	case classify.ReasonCanceled, classify.ReasonRetriedInside, classify.ReasonUnclassified,
+		// gRPC: CANCELLED is, nearly always, the caller's own; so is a
+		// deadline that had passed; a stream's replay overflow is local; a
+		// pushback trailer says "do not retry this call", not "send less",
+		// and the code it came with is not kept.
+		classify.ReasonGRPCCanceled, classify.ReasonGRPCCallerDeadline,
+		classify.ReasonGRPCReplayOverflow, classify.ReasonGRPCPushbackStop:
 		return false
 	}
 	return true
@@ -73,16 +81,23 @@ func answered(reason string) bool {
 
 // OutcomeOf classifies an attempt's end for a Limiter: err nil is Accepted;
 // a failure classified as an HTTP 429 (classify.ReasonTooManyRequests) is
-// Throttled, with the server's Retry-After; a failure that stops the call
-// (a 4xx, say) was answered by the server, so it is Accepted; any other
-// failure — a connection error, a 5xx, the caller's cancellation, an error
-// nothing recognised — is Other.
+// Throttled, with the server's Retry-After, and so is a gRPC
+// RESOURCE_EXHAUSTED that the server gave a wait to retry after
+// (classify.ReasonGRPCResourceExhausted, classified Retry: grpcretry does so
+// when the server sets a pushback trailer or a RetryInfo detail); a failure
+// that stops the call (a 4xx, a gRPC NOT_FOUND, say) was answered by the
+// server, so it is Accepted; any other failure — a connection error, a 5xx,
+// gRPC UNAVAILABLE, the caller's cancellation, a RESOURCE_EXHAUSTED without
+// a wait (a quota, not a rate), an error nothing recognised — is Other.
 func OutcomeOf(err error, d classify.Decision) Outcome {
 	switch {
 	case err == nil:
 		return Outcome{Result: Accepted}
-	case d.Reason == classify.ReasonTooManyRequests:
+	case d.Reason == classify.ReasonTooManyRequests,
+		d.Reason == classify.ReasonGRPCResourceExhausted && d.Verdict == classify.Retry:
 		return Outcome{Result: Throttled, RetryAfter: d.RetryAfter}
+	case d.Reason == classify.ReasonGRPCResourceExhausted:
+		return Outcome{Result: Other}
 	case d.Verdict == classify.Stop && answered(d.Reason):
 		return Outcome{Result: Accepted}
 	}
