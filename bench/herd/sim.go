@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/bench/internal/eventq"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/policy"
 )
@@ -74,7 +75,7 @@ type client struct {
 type sim struct {
 	rng     *rand.Rand
 	p       *policy.Policy
-	queue   queue
+	queue   *eventq.Queue[event]
 	seq     uint64
 	clients []client
 	version int64
@@ -84,12 +85,12 @@ type sim struct {
 // run simulates n clients that all start at time 0 under strategy s, with
 // randomness from rng, and returns what the server saw.
 func run(s *strategy, n int, rng *rand.Rand) outcome {
-	m := sim{rng: rng, p: &s.p, clients: make([]client, n), queue: make(queue, 0, n)}
+	m := sim{rng: rng, p: &s.p, clients: make([]client, n), queue: eventq.New(event.before, n)}
 	for i := range n {
 		m.send(0, readAtServer, int32(i), 0)
 	}
-	for len(m.queue) > 0 {
-		m.handle(m.queue.pop())
+	for m.queue.Len() > 0 {
+		m.handle(m.queue.Pop())
 	}
 	return m.out
 }
@@ -97,7 +98,7 @@ func run(s *strategy, n int, rng *rand.Rand) outcome {
 // send puts a message on the network at time t; it arrives one hop later.
 func (m *sim) send(t time.Duration, kind uint8, c int32, value int64) {
 	m.seq++
-	m.queue.push(event{at: t + m.hop(), seq: m.seq, kind: kind, client: c, value: value})
+	m.queue.Push(event{at: t + m.hop(), seq: m.seq, kind: kind, client: c, value: value})
 }
 
 // hop is the duration of one network hop: |Normal(10 ms, 2 ms)|.
@@ -132,44 +133,5 @@ func (m *sim) handle(e event) {
 	}
 }
 
-// queue is a binary min-heap of events by time, then by sequence.
-type queue []event
-
+// before orders events by time, then by the order they were scheduled.
 func (e event) before(o event) bool { return e.at < o.at || (e.at == o.at && e.seq < o.seq) }
-
-func (q *queue) push(e event) {
-	h := append(*q, e)
-	for i := len(h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h[i].before(h[parent]) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
-	}
-	*q = h
-}
-
-func (q *queue) pop() event {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h[l].before(h[small]) {
-			small = l
-		}
-		if r < len(h) && h[r].before(h[small]) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		h[i], h[small] = h[small], h[i]
-		i = small
-	}
-	*q = h
-	return top
-}

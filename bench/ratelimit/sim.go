@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/bench/internal/eventq"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/limit"
 )
@@ -77,7 +78,7 @@ type sim struct {
 	m       model
 	rng     *rand.Rand
 	now     time.Duration
-	queue   queue
+	queue   *eventq.Queue[event]
 	seq     uint64
 	workers []worker
 	next    int // the next job to start
@@ -89,13 +90,13 @@ type sim struct {
 
 // run simulates the model under strategy s with randomness from rng.
 func run(s *strategy, m model, rng *rand.Rand) result {
-	x := &sim{m: m, rng: rng, workers: make([]worker, m.clients), tokens: bucketSize}
+	x := &sim{m: m, rng: rng, workers: make([]worker, m.clients), tokens: bucketSize, queue: eventq.New(event.before, m.clients)}
 	x.lim = s.make(m.clients, func() time.Duration { return x.now }, rng)
 	for c := range m.clients {
 		x.startJob(int32(c))
 	}
-	for len(x.queue) > 0 {
-		e := x.queue.pop()
+	for x.queue.Len() > 0 {
+		e := x.queue.Pop()
 		x.now = e.at
 		x.handle(e)
 	}
@@ -104,7 +105,7 @@ func run(s *strategy, m model, rng *rand.Rand) result {
 
 func (x *sim) at(t time.Duration, kind uint8, c int32, ok bool) {
 	x.seq++
-	x.queue.push(event{at: t, seq: x.seq, kind: kind, client: c, ok: ok})
+	x.queue.Push(event{at: t, seq: x.seq, kind: kind, client: c, ok: ok})
 }
 
 // hop is one network hop: uniform in 10 ms ± 2.5 ms.
