@@ -11,13 +11,18 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 )
 
 // otelRetrier returns a Retrier built with opts and a hook recording on a
 // real SDK meter provider (read by a ManualReader, as a Prometheus scrape
 // would read it).
 func otelRetrier(b *testing.B, opts ...retry.Option) *retry.Retrier {
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	return otelRetrierOn(b, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())), opts...)
+}
+
+// otelRetrierOn is otelRetrier on mp.
+func otelRetrierOn(b *testing.B, mp *sdkmetric.MeterProvider, opts ...retry.Option) *retry.Retrier {
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	o, err := otelretry.NewRetrier("bench", otelretry.WithMeterProvider(mp))
 	if err != nil {
@@ -56,6 +61,11 @@ func BenchmarkOTel(b *testing.B) {
 		{"success/plain", must(retry.New())},
 		{"success/nophook", must(retry.New(retry.WithHook(nopHook)))},
 		{"success/otel", otelRetrier(b)},
+		// The SDK's default exemplar filter looks for a sampled span in every
+		// measurement's context; an application that does not use exemplars
+		// can turn them off.
+		{"success/otel-noexemplars", otelRetrierOn(b, sdkmetric.NewMeterProvider(
+			sdkmetric.WithReader(sdkmetric.NewManualReader()), sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter)))},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -122,5 +122,10 @@
 // every attribute set is built when the observer is made; a first-attempt
 // success makes one histogram measurement and one atomic add, and allocates
 // nothing. Counters that move on every attempt are kept in atomics and read
-// when the meter provider collects. bench/'s BenchmarkOTel has the figures.
+// when the meter provider collects. bench/'s BenchmarkOTel has the figures:
+// about 200 ns over a call without a hook, of which the SDK's own histogram
+// measurement is about 155 ns. The SDK's default exemplar filter looks for a
+// sampled span in every measurement's context; an application that does not
+// use exemplars saves about 20 ns a call with
+// sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter).
 package otelretry
