@@ -30,6 +30,7 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzParseRetryAfter -fuzztime $(FUZZTIME) ./classify
 	go test -run '^$$' -fuzz FuzzSSE -fuzztime $(FUZZTIME) ./httpretry
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./dlq
-	for f in FuzzRecordUnmarshalBinary FuzzDecodeResponse FuzzParseKeyHeader FuzzDeriveKey FuzzProblemKind; do \
+	cd grpcretry && go test -run '^$$' -fuzz FuzzPushback -fuzztime $(FUZZTIME) .
+	for f in FuzzRecordUnmarshalBinary FuzzDecodeResponse FuzzKeyOf FuzzDeriveKey FuzzProblemKind; do \
 		go test -run '^$$' -fuzz $$f -fuzztime $(FUZZTIME) ./idempotency || exit 1; \
 	done
