@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -36,7 +37,7 @@ func Circuit(store *Store) func(gobreaker.Settings) (breaker.Circuit, error) {
 		ctx, cancel := store.ctx(store.o.OpTimeout)
 		defer cancel()
 		ping := func(ctx context.Context) (string, error) { return store.client.Ping(ctx).Result() }
-		if _, err := bounded(ctx, ping); err != nil {
+		if _, err := redisbound.Call(ctx, "", ping); err != nil {
 			return nil, fmt.Errorf("breaker/redis: %s: %w", s.Name, err)
 		}
 		return newCircuit(store, s), nil

@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -215,7 +216,7 @@ func (s *Store) lock(ctx context.Context, key string, keep func(token string, se
 	token, deadline := newToken(), time.Now().Add(s.o.LockWait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 10*time.Millisecond) {
 		sent := time.Now()
-		ok, err := bounded(ctx, func(ctx context.Context) (bool, error) {
+		ok, err := redisbound.Call(ctx, "", func(ctx context.Context) (bool, error) {
 			return s.client.SetNX(ctx, key, token, s.o.LockTTL).Result()
 		})
 		switch {
@@ -252,14 +253,14 @@ func (s *Store) queue(key, token string, sent time.Time) bool {
 
 // unlock releases the lock key if token still holds it.
 func (s *Store) unlock(ctx context.Context, key, token string) error {
-	_, err := bounded(ctx, func(ctx context.Context) (any, error) {
+	_, err := redisbound.Call(ctx, "", func(ctx context.Context) (any, error) {
 		return nil, unlockScript.Run(ctx, s.client, []string{key}, token).Err()
 	})
 	return err
 }
 
 func (s *Store) getData(ctx context.Context, key string) ([]byte, error) {
-	data, err := bounded(ctx, func(ctx context.Context) ([]byte, error) {
+	data, err := redisbound.Call(ctx, "", func(ctx context.Context) ([]byte, error) {
 		return s.client.Get(ctx, key).Bytes()
 	})
 	if errors.Is(err, goredis.Nil) {
@@ -269,40 +270,10 @@ func (s *Store) getData(ctx context.Context, key string) ([]byte, error) {
 }
 
 func (s *Store) setData(ctx context.Context, key string, data []byte) error {
-	_, err := bounded(ctx, func(ctx context.Context) (any, error) {
+	_, err := redisbound.Call(ctx, "", func(ctx context.Context) (any, error) {
 		return nil, s.client.Set(ctx, key, data, 0).Err()
 	})
 	return err
-}
-
-// bounded returns what f, one Redis call, returns, or ctx's error as soon as
-// ctx ends, whatever the client's settings.
-//
-// A go-redis client bounds a command by its context only with
-// ContextTimeoutEnabled; otherwise a command to a hung server waits for the
-// client's ReadTimeout (3s by default), whatever the context says. So f runs
-// in a goroutine of its own, with ctx, and the caller returns at ctx's end;
-// f ends when the client's own timeouts (or its Close) end it, and its late
-// result is dropped. A goroutine costs a microsecond against a round trip's
-// tens; wrapping the client in a hook instead would change it for every
-// other user of the client.
-func bounded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f(ctx)
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, fmt.Errorf("no answer from Redis: %w", context.Cause(ctx))
-	}
 }
 
 // sleep waits d, or until ctx ends.

@@ -11,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/retrykit/retry/limit"
 )
 
@@ -217,7 +218,7 @@ func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (
 	ctx, cancel := context.WithTimeout(parent, l.o.OpTimeout)
 	defer cancel()
 	args := append([]any{acc, thr, time.Duration(ra).Microseconds(), maxWait.Microseconds(), take}, l.args...)
-	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
+	res, err := redisbound.Call(ctx, "limit/redis: ", func(ctx context.Context) ([]any, error) {
 		return acquireScript.Run(ctx, l.client, []string{l.key}, args...).Slice()
 	})
 	if err == nil && len(res) != 2 {
@@ -239,30 +240,6 @@ func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (
 	}
 	wait, _ := res[0].(int64)
 	return wait, nil
-}
-
-// bounded returns what f, one Redis call, returns, or ctx's error as soon as
-// ctx ends, whatever the client's settings: a go-redis client bounds a
-// command by its context only with ContextTimeoutEnabled, and otherwise waits
-// for its ReadTimeout (3s by default) on a hung server. f runs in a goroutine
-// of its own and its late result is dropped (as in breaker/redis).
-func bounded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f(ctx)
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, fmt.Errorf("limit/redis: no answer from Redis: %w", context.Cause(ctx))
-	}
 }
 
 // sleep waits d, or until ctx ends; it reports whether d passed.
