@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,12 +17,12 @@ import (
 func TestDeferredTellsAHookWhichLoopCounts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var outerDeferred, innerDeferred []bool
-		inner := retrier(t, retry.WithMaxAttempts(3), retry.WithHook(func(ctx context.Context, e retry.Event) {
-			innerDeferred = append(innerDeferred, retry.Deferred(ctx))
-		}))
-		outer := retrier(t, retry.Outermost(), retry.WithMaxAttempts(3), retry.WithHook(func(ctx context.Context, e retry.Event) {
-			outerDeferred = append(outerDeferred, retry.Deferred(ctx))
-		}))
+		inner := retrier(t, retry.WithMaxAttempts(3), retry.WithObserver(observe.Func(func(ctx context.Context, e observe.Event) {
+			innerDeferred = append(innerDeferred, e.Deferred)
+		})))
+		outer := retrier(t, retry.Outermost(), retry.WithMaxAttempts(3), retry.WithObserver(observe.Func(func(ctx context.Context, e observe.Event) {
+			outerDeferred = append(outerDeferred, e.Deferred)
+		})))
 		s := always(httpErr(503, -1))
 		err := outer.Do(t.Context(), func(ctx context.Context) error { return inner.Do(ctx, s.op) })
 		require.Error(t, err)
@@ -31,30 +32,15 @@ func TestDeferredTellsAHookWhichLoopCounts(t *testing.T) {
 	})
 }
 
-func TestDeferred(t *testing.T) {
-	for _, tc := range []struct {
-		desc string
-		ctx  context.Context
-		want bool
-	}{
-		{"a plain context is not deferred", context.Background(), false},
-		{"a SingleAttempt context is deferred", retry.SingleAttempt(context.Background()), true},
-		{"a context derived from a SingleAttempt one is deferred", context.WithValue(retry.SingleAttempt(context.Background()), struct{}{}, 1), true},
-		{"a nil context is not deferred", nil, false},
-	} {
-		t.Run(tc.desc, func(t *testing.T) { assert.Equal(t, tc.want, retry.Deferred(tc.ctx)) })
-	}
-}
-
-func ExampleDeferred() {
+func ExampleOutermost_observer() {
 	counted := 0
-	hook := func(ctx context.Context, e retry.Event) {
-		if e.Kind == retry.AttemptDone && !retry.Deferred(ctx) {
+	hook := func(_ context.Context, e observe.Event) {
+		if e.Kind == observe.AttemptDone && !e.Deferred {
 			counted++ // an attempt of this loop's own
 		}
 	}
-	inner, _ := retry.New(retry.WithHook(hook))
-	outer, _ := retry.New(retry.Outermost(), retry.WithHook(hook))
+	inner, _ := retry.New(retry.WithObserver(observe.Func(hook)))
+	outer, _ := retry.New(retry.Outermost(), retry.WithObserver(observe.Func(hook)))
 	err := outer.Do(context.Background(), func(ctx context.Context) error {
 		return inner.Do(ctx, func(context.Context) error { return classify.Permanent(errors.New("bad request")) })
 	})

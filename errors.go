@@ -11,14 +11,17 @@ import (
 	"github.com/retrykit/retry/policy"
 )
 
-// Reasons a call stopped. Every failed call returns an *Error whose Reason is
-// one of these, or the context's cause (context.Canceled,
-// context.DeadlineExceeded, or the cause given to the context). Test them
-// with errors.Is on the returned error.
+// Reasons a call stopped: one sentinel per policy.Stop, the one list of
+// reasons (see stopErrors). Every failed call returns an *Error whose Stop
+// says which, and whose Reason is the sentinel — or, when the caller's
+// context ended the call (policy.StopCanceled), the context's cause
+// (context.Canceled, context.DeadlineExceeded, or the cause given to the
+// context). Test them with errors.Is on the returned error.
 var (
 	// ErrExhausted: MaxAttempts attempts were made and the last one failed.
 	ErrExhausted = errors.New("attempts exhausted")
-	// ErrPermanent: the failure is not transient (a classifier said stop).
+	// ErrPermanent: the failure is not transient (a classifier said stop,
+	// or the server said not to retry).
 	ErrPermanent = errors.New("not retryable")
 	// ErrNotIdempotent: the failed attempt may have reached the server (it
 	// timed out, or failed after it was sent), so the operation may still be
@@ -30,7 +33,8 @@ var (
 	// allows in a row (an HTTP 500 is retried once), whatever MaxAttempts says.
 	ErrClassLimit = errors.New("retry limit for this kind of failure reached")
 	// ErrWaitTooLong: the server asked to wait longer than the policy's
-	// MaxDelay; the wait is in Error.RetryAfter, for the caller to schedule.
+	// MaxDelay (a Retry-After, or a cooldown of the call's key); the wait is
+	// in Error.RetryAfter, for the caller to schedule.
 	ErrWaitTooLong = errors.New("server asked to wait longer than the maximum delay")
 	// ErrElapsed: the next attempt would start after MaxElapsed.
 	ErrElapsed = errors.New("time budget exhausted")
@@ -48,10 +52,19 @@ var (
 	// attempt, or asked for a wait longer than the call could afford. The
 	// refusal is local: nothing was sent, and it is never retried.
 	ErrLimited = errors.New("refused locally by the client-side rate limiter, nothing sent")
+	// ErrBreakerOpen: the circuit breaker of the call's key (see
+	// WithBreakers) refused the call or its next attempt: it is open, or
+	// half-open with its probes taken. Nothing was sent; the last error
+	// matches breaker.ErrOpen or breaker.ErrTooManyRequests when no attempt
+	// was made.
+	ErrBreakerOpen = errors.New("refused by the circuit breaker, nothing sent")
 	// ErrInvalid is matched by every *InvalidError: a bad option or argument.
 	ErrInvalid = argerr.ErrInvalid
 )
 
+// stopErrors is the sentinel of each reason a call stops; a test fails when
+// policy.Stops has one this table misses. StopCanceled has none: its reason
+// is the context's cause.
 var stopErrors = [...]error{
 	policy.StopPermanent:     ErrPermanent,
 	policy.StopNotIdempotent: ErrNotIdempotent,
@@ -61,6 +74,10 @@ var stopErrors = [...]error{
 	policy.StopElapsed:       ErrElapsed,
 	policy.StopDeadline:      ErrDeadline,
 	policy.StopBudget:        ErrBudget,
+	policy.StopKeyRequired:   ErrKeyRequired,
+	policy.StopLimited:       ErrLimited,
+	policy.StopOpen:          ErrBreakerOpen,
+	policy.StopCanceled:      nil,
 }
 
 // Stats describes a call: how many attempts it made, how long it waited
@@ -98,15 +115,22 @@ type Failure struct {
 // errors.As see either.
 type Error struct {
 	Stats
-	// Reason is why the call stopped: one of the Err… sentinels of this
-	// package, or the context's cause.
+	// Stop is why the call stopped, as the one list of reasons has it: what
+	// a dead letter stores and a metric reports (its String is a stable
+	// label, e.g. "max-attempts").
+	Stop policy.Stop
+	// Reason is why the call stopped, as an error: Stop's sentinel (one of
+	// the Err… sentinels of this package), or the context's cause.
 	Reason error
-	// Last is the last attempt's error; nil if no attempt was made.
+	// Last is the last attempt's error. When no attempt was made it is the
+	// refusal of the stage that stopped the call, if it has one to say (the
+	// breaker's, a *breaker.CooldownError), and nil otherwise.
 	Last error
 	// Decision is how the last attempt's error was classified.
 	Decision classify.Decision
-	// RetryAfter is the wait the server asked for when the call stopped
-	// instead of waiting it (ErrWaitTooLong, ErrDeadline); 0 otherwise.
+	// RetryAfter is the wait the server asked for — a Retry-After, or the
+	// time left of the key's cooldown — when the call stopped instead of
+	// waiting it (ErrWaitTooLong, ErrDeadline, ErrElapsed); 0 otherwise.
 	RetryAfter time.Duration
 	// Failures lists every failed attempt, in order.
 	Failures []Failure
@@ -114,7 +138,10 @@ type Error struct {
 
 // Error returns "retry: <reason> after N attempt(s) in D: <last error>".
 func (e *Error) Error() string {
-	s := "retry: " + e.Reason.Error()
+	if e == nil {
+		return "retry: <nil>"
+	}
+	s := "retry: " + e.reason().Error()
 	if e.Decision.Reason != "" && (e.Reason == ErrPermanent || e.Reason == ErrClassLimit) {
 		s += " (" + e.Decision.Reason + ")"
 	}
@@ -122,9 +149,10 @@ func (e *Error) Error() string {
 		s += " (retry after " + e.RetryAfter.String() + ")"
 	}
 	if e.Attempts == 0 {
-		return s + " before the first attempt"
+		s += " before the first attempt"
+	} else {
+		s += " after " + strconv.Itoa(e.Attempts) + " attempt(s) in " + roundDuration(e.Elapsed).String()
 	}
-	s += " after " + strconv.Itoa(e.Attempts) + " attempt(s) in " + roundDuration(e.Elapsed).String()
 	if e.Last != nil {
 		s += ": " + e.Last.Error()
 	}
@@ -136,21 +164,38 @@ func (e *Error) Error() string {
 // one layer.
 func (e *Error) Final() bool { return true }
 
+// reason is Reason, or a stand-in for an Error built by hand without one.
+func (e *Error) reason() error {
+	if e.Reason == nil {
+		return errNoReason
+	}
+	return e.Reason
+}
+
+var errNoReason = errors.New("stopped")
+
 // Unwrap returns the reason and the last attempt's error.
 func (e *Error) Unwrap() []error {
-	if e.Last == nil {
-		return []error{e.Reason}
+	if e == nil {
+		return nil
 	}
-	return []error{e.Reason, e.Last}
+	if e.Last == nil {
+		return []error{e.reason()}
+	}
+	return []error{e.reason(), e.Last}
 }
 
 // LogValue reports the error as a group of attributes for log/slog.
 func (e *Error) LogValue() slog.Value {
+	if e == nil {
+		return slog.StringValue("<nil>")
+	}
 	attrs := []slog.Attr{
-		slog.String("reason", e.Reason.Error()),
+		slog.String("reason", e.reason().Error()),
 		slog.Int("attempts", e.Attempts),
 		slog.Duration("waited", e.Waited),
 		slog.Duration("elapsed", e.Elapsed),
+		slog.String("stop", e.Stop.String()),
 	}
 	if e.Decision.Reason != "" {
 		attrs = append(attrs, slog.String("class", e.Decision.Reason))

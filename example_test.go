@@ -16,6 +16,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -197,13 +198,13 @@ func ExampleWithLogger() {
 	// level=DEBUG msg="retry: waiting before the next attempt" attempt=1 delay=1ms class="connection reset" waited=0s error="send: connection reset by peer"
 }
 
-func ExampleWithHook() {
-	hook := func(ctx context.Context, e retry.Event) {
-		if e.Kind == retry.RetryScheduled {
+func ExampleWithObserver() {
+	hook := func(ctx context.Context, e observe.Event) {
+		if e.Kind == observe.RetryScheduled {
 			fmt.Printf("attempt %d failed (%s), next in %v\n", e.Attempt, e.Decision.Reason, e.Delay)
 		}
 	}
-	_ = retry.Do(context.Background(), flaky(2), retry.WithHook(hook),
+	_ = retry.Do(context.Background(), flaky(2), retry.WithObserver(observe.Func(hook)),
 		retry.WithBackoff(backoff.Exponential{Base: time.Millisecond}), retry.WithJitter(jitter.None{}))
 	// Output:
 	// attempt 1 failed (connection reset), next in 1ms
@@ -258,11 +259,11 @@ func ExampleWithJitterSource() {
 			retry.WithMaxAttempts(4),
 			retry.WithBackoff(backoff.Exponential{Base: time.Millisecond}),
 			retry.WithJitterSource(jitter.NewSeeded(7)),
-			retry.WithHook(func(_ context.Context, e retry.Event) {
-				if e.Kind == retry.RetryScheduled {
+			retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+				if e.Kind == observe.RetryScheduled {
 					got = append(got, e.Delay)
 				}
-			}))
+			})))
 		return got
 	}
 	first, second := waits(), waits()

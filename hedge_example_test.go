@@ -2,7 +2,6 @@ package retry_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -13,13 +12,14 @@ import (
 
 // A read that hangs is hedged after a millisecond: the second attempt
 // answers, and the first one's context is cancelled.
-func ExampleWithHedging() {
-	r, err := retry.New(retry.Idempotent(), retry.WithHedging(hedge.Fixed(time.Millisecond), 2))
+func ExampleNewHedger() {
+	r, _ := retry.New(retry.Idempotent())
+	h, err := retry.NewHedger(r, hedge.Fixed(time.Millisecond), 2)
 	if err != nil {
 		panic(err)
 	}
 	var n atomic.Int32
-	v, st, err := retry.HedgeValue(context.Background(), r, func(ctx context.Context) (string, error) {
+	v, st, err := retry.HedgeValue(context.Background(), h, func(ctx context.Context) (string, error) {
 		if n.Add(1) == 1 {
 			<-ctx.Done() // a hiccup: only the cancellation ends it
 			return "", ctx.Err()
@@ -34,15 +34,25 @@ func ExampleWithHedging() {
 }
 
 // Hedging runs the operation twice at once: a call that is neither
-// idempotent nor keyed is refused before anything runs.
-func ExampleRetrier_Hedge() {
-	r, _ := retry.New(retry.WithHedging(hedge.Fixed(10*time.Millisecond), 2))
-	_, err := r.Hedge(context.Background(), func(context.Context) error { return nil })
-	fmt.Println(err != nil, errors.Is(err, retry.ErrHedgeUnsafe))
+// idempotent nor keyed is not hedged, its attempts made one at a time; with
+// an idempotency key it is.
+func ExampleHedger_Run() {
+	r, _ := retry.New()
+	h, _ := retry.NewHedger(r, hedge.Fixed(time.Millisecond), 2)
+	slow := func(ctx context.Context) error {
+		select {
+		case <-time.After(20 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	st, err := h.Run(context.Background(), slow)
+	fmt.Println(st.Attempts, st.Hedges, err)
 	ctx, _ := retry.WithIdempotencyKey(context.Background(), "charge-7")
-	st, err := r.Hedge(ctx, func(context.Context) error { return nil })
-	fmt.Println(st.Winner, err)
+	st, err = h.Run(ctx, slow)
+	fmt.Println(st.Attempts, st.Hedges, err)
 	// Output:
-	// true true
-	// 1 <nil>
+	// 1 0 <nil>
+	// 2 1 <nil>
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -79,8 +80,8 @@ func results(os []limit.Outcome) []limit.Result {
 	return out
 }
 
-func of(kind retry.EventKind, evs []retry.Event) []retry.Event {
-	var out []retry.Event
+func of(kind observe.Kind, evs []observe.Event) []observe.Event {
+	var out []observe.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -98,7 +99,7 @@ func TestAHedgedCallAsksTheLimiterForEveryAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &ledger{inner: &scripted{}}
 		s := newServer(time.Second, 5*ms)
-		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 2, Elapsed: 15 * ms}, st)
 		assert.Equal(t, []time.Duration{5 * sec, 0}, l.maxWaits, "the first attempt may wait MaxDelay; a hedge may not wait")
@@ -113,12 +114,12 @@ func TestAHedgeTheLimiterRefusesIsNotSent(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{ok: true}, {ok: false}}}}
 			var ev events
 			s := newServer(50 * ms)
-			st, err := hedging(t, 10*ms, 3, retry.WithLimiter(l), retry.WithHook(ev.hook)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 3, retry.WithLimiter(l), retry.WithObserver(observe.Func(ev.hook))).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1, Elapsed: 50 * ms}, st, "the refused hedge is counted nowhere")
 			assert.Equal(t, 1, s.n, "not sent")
 			assert.Len(t, l.maxWaits, 2, "asked once for a hedge, not every delay")
-			assert.Empty(t, of(retry.HedgeStarted, ev.list))
+			assert.Empty(t, of(observe.HedgeStarted, ev.list))
 			assert.Equal(t, []limit.Result{accepted}, results(l.outcomes))
 			l.balanced(t)
 		})
@@ -128,7 +129,7 @@ func TestAHedgeTheLimiterRefusesIsNotSent(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{ok: true}, {ok: false}, {ok: true}, {ok: true}}}}
 			s := newServer(20*ms, 50*ms, 5*ms)
 			s.errs = []error{errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 3, Hedges: 1, Winner: 3, Elapsed: 35 * ms}, st)
 			assert.Equal(t, []time.Duration{0, 20 * ms, 30 * ms}, s.starts, "refused at 10ms; the retry at 20ms is hedged at 30ms")
@@ -156,7 +157,7 @@ func TestAThrottlerRefusesHedgesFirst(t *testing.T) {
 		}
 		l := &ledger{inner: th}
 		s := newServer(50*ms, 5*ms)
-		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1, Elapsed: 50 * ms}, st)
 		assert.Equal(t, 1, s.n, "the hedge was refused locally, not sent")
@@ -172,7 +173,7 @@ func TestEveryPermissionOfAHedgedCallIsRecorded(t *testing.T) {
 		l := &ledger{inner: th}
 		s := newServer(15*ms, time.Second, time.Second, 5*ms)
 		s.errs = []error{errReset}
-		st, err := hedging(t, 10*ms, 3, retry.WithLimiter(l), retry.WithMaxAttempts(5)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 3, retry.WithLimiter(l), retry.WithMaxAttempts(5)).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		// 0: attempt 1; 10ms: hedge 2; 15ms: 1 fails, retry 3; 25ms: hedge 4, which wins at 30ms.
 		assert.Equal(t, retry.Stats{Attempts: 4, Hedges: 2, Winner: 4, Elapsed: 30 * ms}, st)
@@ -191,7 +192,7 @@ func TestALimiterRefusalOfAHedgedRetry(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{ok: true}, {ok: false}}}}
 			s := newServer(5 * ms)
 			s.errs = []error{errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 			require.ErrorIs(t, err, retry.ErrLimited)
 			require.ErrorIs(t, err, errReset, "the last attempt's error is kept")
 			assert.Equal(t, retry.Stats{Attempts: 1, Elapsed: 5 * ms}, st)
@@ -205,7 +206,7 @@ func TestALimiterRefusalOfAHedgedRetry(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: refuseThird}}
 			s := newServer(50*ms, 5*ms)
 			s.errs = []error{nil, errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 1, Elapsed: 50 * ms}, st)
 			assert.Equal(t, []limit.Result{other, accepted}, results(l.outcomes))
@@ -217,7 +218,7 @@ func TestALimiterRefusalOfAHedgedRetry(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: refuseThird}}
 			s := newServer(50*ms, 5*ms)
 			s.errs = []error{errReset, errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 			require.ErrorIs(t, err, retry.ErrLimited)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Elapsed: 50 * ms}, st)
 			assert.Len(t, l.maxWaits, 3, "no attempt asked for after the refusal")
@@ -232,7 +233,7 @@ func TestAHedgedCallDoesNotWaitForTheLimiterOnceWon(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{ok: true}, {ok: true}, {wait: 100 * ms, ok: true}}}}
 			s := newServer(50*ms, 5*ms)
 			s.errs = []error{nil, errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithMaxDelay(5*sec)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 1, Elapsed: 50 * ms}, st,
 				"the retry's wait, from 15ms, ends when attempt 1 wins")
@@ -251,7 +252,7 @@ func TestAHedgedCallDoesNotWaitForTheLimiterOnceWon(t *testing.T) {
 			}}
 			s := newServer(50*ms, 5*ms)
 			s.errs = []error{nil, errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 1, Elapsed: 115 * ms}, st,
 				"the call returns once its last goroutine is done")
@@ -267,7 +268,7 @@ func TestAHedgedCallsFirstAttemptAsksAsThePlainLoopDoes(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{ok: false}}}}
 			s := newServer(ms)
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(t.Context(), s.op)
 			require.ErrorIs(t, err, retry.ErrLimited)
 			assert.EqualError(t, err, "retry: refused locally by the client-side rate limiter, nothing sent before the first attempt")
 			assert.Zero(t, s.n)
@@ -281,7 +282,7 @@ func TestAHedgedCallsFirstAttemptAsksAsThePlainLoopDoes(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), sec)
 			defer cancel()
 			s := newServer(time.Second, 5*ms)
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Hedge(ctx, s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l)).Run(ctx, s.op)
 			require.NoError(t, err)
 			assert.Less(t, l.maxWaits[0], sec)
 			assert.Equal(t, []time.Duration{30 * ms, 40 * ms}, s.starts)
@@ -296,13 +297,13 @@ func TestLimiterWaitsAreVisible(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var ev events
 			l := &scripted{answers: []grant{{wait: 300 * ms, ok: true}, {wait: 50 * ms, ok: true}}}
-			st, err := exact(t, retry.WithLimiter(l), retry.WithHook(ev.hook)).Run(t.Context(), failing(errReset).op)
+			st, err := exact(t, retry.WithLimiter(l), retry.WithObserver(observe.Func(ev.hook))).Run(t.Context(), failing(errReset).op)
 			require.NoError(t, err)
-			assert.Equal(t, []retry.Event{
-				{Kind: retry.LimiterWaited, Attempt: 1, Delay: 300 * ms, Elapsed: 300 * ms},
-				{Kind: retry.LimiterWaited, Attempt: 2, Started: 1, Delay: 50 * ms, Waited: 150 * ms, Elapsed: 450 * ms},
-			}, of(retry.LimiterWaited, ev.list))
-			assert.Equal(t, []retry.EventKind{retry.LimiterWaited, retry.AttemptDone, retry.RetryScheduled, retry.LimiterWaited, retry.AttemptDone},
+			assert.Equal(t, []observe.Event{
+				{Kind: observe.LimiterWaited, Attempt: 1, Delay: 300 * ms, Elapsed: 300 * ms},
+				{Kind: observe.LimiterWaited, Attempt: 2, Started: 1, Delay: 50 * ms, Waited: 150 * ms, Elapsed: 450 * ms},
+			}, of(observe.LimiterWaited, ev.list))
+			assert.Equal(t, []observe.Kind{observe.LimiterWaited, observe.AttemptDone, observe.RetryScheduled, observe.LimiterWaited, observe.AttemptDone},
 				ev.kinds(), "each comes just before its attempt")
 			assert.Equal(t, 150*ms, st.Waited)
 		})
@@ -313,12 +314,12 @@ func TestLimiterWaitsAreVisible(t *testing.T) {
 			l := &ledger{inner: &scripted{answers: []grant{{wait: 30 * ms, ok: true}, {wait: 20 * ms, ok: true}}}}
 			s := newServer(5*ms, 5*ms)
 			s.errs = []error{errReset}
-			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithHook(ev.hook)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithObserver(observe.Func(ev.hook))).Run(t.Context(), s.op)
 			require.NoError(t, err)
-			assert.Equal(t, []retry.Event{
-				{Kind: retry.LimiterWaited, Attempt: 1, Delay: 30 * ms, Elapsed: 30 * ms},
-				{Kind: retry.LimiterWaited, Attempt: 2, Started: 1, Delay: 20 * ms, Waited: 20 * ms, Elapsed: 55 * ms},
-			}, of(retry.LimiterWaited, ev.list))
+			assert.Equal(t, []observe.Event{
+				{Kind: observe.LimiterWaited, Attempt: 1, Delay: 30 * ms, Elapsed: 30 * ms},
+				{Kind: observe.LimiterWaited, Attempt: 2, Started: 1, Delay: 20 * ms, Waited: 20 * ms, Elapsed: 55 * ms},
+			}, of(observe.LimiterWaited, ev.list))
 			assert.Equal(t, retry.Stats{Attempts: 2, Winner: 2, Waited: 20 * ms, Elapsed: 60 * ms}, st,
 				"a wait before a retry counts as waited")
 			assert.Len(t, l.maxWaits, 2, "the timer found no attempt in flight to hedge while the retry waited")
@@ -328,11 +329,11 @@ func TestLimiterWaitsAreVisible(t *testing.T) {
 	t.Run("a permission given at once is no wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var ev events
-			r := exact(t, retry.WithLimiter(&scripted{}), retry.WithHook(ev.hook))
+			r := exact(t, retry.WithLimiter(&scripted{}), retry.WithObserver(observe.Func(ev.hook)))
 			require.NoError(t, r.Do(t.Context(), failing(errReset).op))
-			_, err := hedging(t, 10*ms, 2, retry.WithLimiter(&scripted{}), retry.WithHook(ev.hook)).Hedge(t.Context(), newServer(50*ms, 5*ms).op)
+			_, err := hedging(t, 10*ms, 2, retry.WithLimiter(&scripted{}), retry.WithObserver(observe.Func(ev.hook))).Run(t.Context(), newServer(50*ms, 5*ms).op)
 			require.NoError(t, err)
-			assert.Empty(t, of(retry.LimiterWaited, ev.list))
+			assert.Empty(t, of(observe.LimiterWaited, ev.list))
 		})
 	})
 }
@@ -358,7 +359,7 @@ func TestLoggerLogsLimiterWaits(t *testing.T) {
 }
 
 func TestLimiterWaitedString(t *testing.T) {
-	assert.Equal(t, "limiter waited", retry.LimiterWaited.String())
+	assert.Equal(t, "limiter waited", observe.LimiterWaited.String())
 }
 
 func TestAHedgeAskedOfASlowLimiterHoldsNothingElseUp(t *testing.T) {
@@ -373,9 +374,9 @@ func TestAHedgeAskedOfASlowLimiterHoldsNothingElseUp(t *testing.T) {
 		}}
 		var ev events
 		s := newServer(12*ms, 5*ms)
-		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithHook(ev.hook)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 2, retry.WithLimiter(l), retry.WithObserver(observe.Func(ev.hook))).Run(t.Context(), s.op)
 		require.NoError(t, err)
-		done := of(retry.AttemptDone, ev.list)
+		done := of(observe.AttemptDone, ev.list)
 		require.Len(t, done, 1)
 		assert.Equal(t, 12*ms, done[0].Elapsed, "the winner's end was not held up by the question")
 		assert.Equal(t, 1, s.n, "the permission came after the call was won: no hedge")

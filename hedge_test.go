@@ -15,6 +15,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/hedge"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,18 +65,20 @@ func (s *server) op(ctx context.Context) error {
 	}
 }
 
-func hedging(t *testing.T, delay time.Duration, inFlight int, opts ...retry.Option) *retry.Retrier {
+func hedging(t *testing.T, delay time.Duration, inFlight int, opts ...retry.Option) *retry.Hedger {
 	t.Helper()
-	r, err := retry.New(append([]retry.Option{retry.Idempotent(), retry.WithHedging(hedge.Fixed(delay), inFlight)}, opts...)...)
+	r, err := retry.New(append([]retry.Option{retry.Idempotent()}, opts...)...)
 	require.NoError(t, err)
-	return r
+	h, err := retry.NewHedger(r, hedge.Fixed(delay), inFlight)
+	require.NoError(t, err)
+	return h
 }
 
 func TestHedging(t *testing.T) {
 	t.Run("an attempt slower than the delay gets a hedge, and the first success wins", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(time.Second, 5*ms)
-			st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 2, Elapsed: 15 * ms}, st)
 			assert.Equal(t, 1, s.cancels, "the slow first attempt is cancelled")
@@ -85,7 +88,7 @@ func TestHedging(t *testing.T) {
 	t.Run("an attempt faster than the delay is not hedged", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(5 * ms)
-			st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1, Elapsed: 5 * ms}, st)
 			assert.Equal(t, 0, s.cancels)
@@ -94,7 +97,7 @@ func TestHedging(t *testing.T) {
 	t.Run("at most maxInFlight attempts run at once, and MaxAttempts counts hedges", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(time.Second, time.Second, time.Second, 5*ms)
-			st, err := hedging(t, 10*ms, 3, retry.WithMaxAttempts(4)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 3, retry.WithMaxAttempts(4)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, 3, s.peak)
 			assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms}, s.starts, "the third waits for a free slot; there is none until one ends")
@@ -106,7 +109,7 @@ func TestHedging(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(ms, 2*ms)
 			s.errs = []error{errReset}
-			st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, []time.Duration{0, ms}, s.starts)
 			assert.Equal(t, retry.Stats{Attempts: 2, Winner: 2, Elapsed: 3 * ms}, st)
@@ -116,7 +119,7 @@ func TestHedging(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(15*ms, 15*ms, 15*ms)
 			s.errs = []error{errReset, errReset, errReset}
-			st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 			var rerr *retry.Error
 			require.ErrorAs(t, err, &rerr)
 			assert.ErrorIs(t, err, retry.ErrExhausted)
@@ -135,7 +138,7 @@ func TestHedging(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(15*ms, time.Second)
 			s.errs = []error{httpErr(404, -1)}
-			_, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+			_, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 			assert.ErrorIs(t, err, retry.ErrPermanent)
 			assert.Equal(t, 1, s.cancels)
 			var rerr *retry.Error
@@ -148,7 +151,7 @@ func TestHedging(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 15*ms)
 			defer cancel()
 			s := newServer(time.Second)
-			st, err := hedging(t, 10*ms, 2).Hedge(ctx, s.op)
+			st, err := hedging(t, 10*ms, 2).Run(ctx, s.op)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Equal(t, 2, s.cancels)
 			assert.Equal(t, 15*ms, st.Elapsed)
@@ -157,7 +160,7 @@ func TestHedging(t *testing.T) {
 	t.Run("MaxElapsed stops hedging; the attempt in flight may still win", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newServer(50 * ms)
-			st, err := hedging(t, 10*ms, 3, retry.WithMaxElapsed(15*ms), retry.WithMaxAttempts(5)).Hedge(t.Context(), s.op)
+			st, err := hedging(t, 10*ms, 3, retry.WithMaxElapsed(15*ms), retry.WithMaxAttempts(5)).Run(t.Context(), s.op)
 			require.NoError(t, err)
 			assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 1, Elapsed: 50 * ms}, st)
 		})
@@ -182,7 +185,7 @@ func TestHedgesAskTheBudgetAndCountAsRetries(t *testing.T) {
 		b := &countingBudget{}
 		b.allow.Store(1)
 		s := newServer(time.Second, 30*ms)
-		st, err := hedging(t, 10*ms, 3, retry.WithBudget(b)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 3, retry.WithBudget(b)).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 2, Elapsed: 40 * ms}, st, "the second hedge was refused")
 		assert.Equal(t, int64(2), b.asked.Load())
@@ -190,65 +193,69 @@ func TestHedgesAskTheBudgetAndCountAsRetries(t *testing.T) {
 	})
 }
 
-func TestHedgingRefusesWorkThatMayNotRunTwice(t *testing.T) {
-	r, err := retry.New(retry.WithHedging(hedge.Fixed(10*ms), 2))
-	require.NoError(t, err)
-	s := newServer(ms)
-	_, err = r.Hedge(t.Context(), s.op)
-	assert.ErrorIs(t, err, retry.ErrHedgeUnsafe)
-	assert.Zero(t, s.n, "nothing ran")
+func TestHedgingRunsWorkThatMayNotRunTwiceOneAttemptAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, err := retry.New()
+		require.NoError(t, err)
+		h, err := retry.NewHedger(r, hedge.Fixed(10*ms), 2)
+		require.NoError(t, err)
+		s := newServer(time.Second, ms)
+		st, err := h.Run(t.Context(), s.op)
+		require.NoError(t, err)
+		assert.Equal(t, retry.Stats{Attempts: 1, Winner: 1, Elapsed: time.Second}, st, "not idempotent, not keyed: no hedge")
 
-	ctx, err := retry.WithIdempotencyKey(t.Context(), "k1")
-	require.NoError(t, err)
-	st, err := r.Hedge(ctx, s.op)
-	require.NoError(t, err, "a keyed call may hedge")
-	assert.Equal(t, 1, st.Winner)
+		ctx, err := retry.WithIdempotencyKey(t.Context(), "k1")
+		require.NoError(t, err)
+		st, err = h.Run(ctx, newServer(time.Second, ms).op)
+		require.NoError(t, err, "a keyed call may hedge")
+		assert.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 2, Elapsed: 11 * ms}, st)
 
-	st, err = r.Hedge(retry.SingleAttempt(t.Context()), s.op)
-	require.NoError(t, err, "a single attempt is not repeated, so it is safe")
-	assert.Equal(t, 1, st.Attempts)
+		st, err = h.Run(retry.SingleAttempt(ctx), newServer(time.Second, ms).op)
+		require.NoError(t, err, "a single attempt is not repeated, so it is safe")
+		assert.Equal(t, 1, st.Attempts)
+	})
 }
 
-func TestHedgingRetrierRefusesTheCallsThatCannotHedge(t *testing.T) {
-	r := hedging(t, 10*ms, 2)
-	calls := 0
-	op := func(context.Context) error { calls++; return nil }
+func TestEveryEntryPointOfAHedgerRuns(t *testing.T) {
+	h := hedging(t, 10*ms, 2)
 	ctx := t.Context()
-	for name, call := range map[string]func() error{
-		"Do":  func() error { return r.Do(ctx, op) },
-		"Run": func() error { _, err := r.Run(ctx, op); return err },
-		"Value": func() error {
-			_, _, err := retry.Value(ctx, r, func(context.Context) (int, error) { calls++; return 1, nil })
-			return err
-		},
-		"DoValue": func() error {
-			_, err := retry.DoValue(ctx, func(context.Context) (int, error) { calls++; return 1, nil }, retry.Idempotent(), retry.WithHedging(hedge.Fixed(ms), 2))
-			return err
-		},
-	} {
-		assert.ErrorIs(t, call(), retry.ErrInvalid, name)
-	}
-	assert.Zero(t, calls)
-	v, st, err := retry.HedgeValue(ctx, r, func(context.Context) (int, error) { return 7, nil })
+	calls := 0
+	require.NoError(t, h.Do(ctx, func(context.Context) error { calls++; return nil }))
+	st, err := h.Run(ctx, func(context.Context) error { calls++; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Winner)
+	v, st, err := retry.HedgeValue(ctx, h, func(context.Context) (int, error) { calls++; return 7, nil })
 	require.NoError(t, err)
 	assert.Equal(t, 7, v)
 	assert.Equal(t, 1, st.Winner)
-	w := retry.WrapValue(func(context.Context) (int, error) { return 8, nil }, retry.Idempotent(), retry.WithHedging(hedge.Fixed(ms), 2))
-	v, err = w(ctx)
-	assert.Equal(t, 8, v)
-	assert.NoError(t, err, "Wrap and WrapValue hedge")
+	assert.Equal(t, 3, calls)
 }
 
-func TestWithHedgingValidates(t *testing.T) {
-	for _, o := range []retry.Option{
-		retry.WithHedging(nil, 2),
-		retry.WithHedging(hedge.Fixed(0), 2),
-		retry.WithHedging(hedge.Fixed(ms), 1),
-		retry.WithHedging(&hedge.Adaptive{}, 2),
+func TestNewHedgerValidates(t *testing.T) {
+	r, err := retry.New()
+	require.NoError(t, err)
+	refused, _ := retry.New(retry.WithMaxAttempts(0))
+	for _, tc := range []struct {
+		desc  string
+		r     *retry.Retrier
+		delay hedge.Delay
+		max   int
+	}{
+		{"a nil delay", r, nil, 2},
+		{"a zero delay", r, hedge.Fixed(0), 2},
+		{"one in flight", r, hedge.Fixed(ms), 1},
+		{"an unbuilt adaptive delay", r, &hedge.Adaptive{}, 2},
+		{"a nil Retrier", nil, hedge.Fixed(ms), 2},
+		{"a refused Retrier", refused, hedge.Fixed(ms), 2},
 	} {
-		_, err := retry.New(o)
-		assert.ErrorIs(t, err, retry.ErrInvalid)
-		assert.Contains(t, err.Error(), "WithHedging")
+		t.Run(tc.desc, func(t *testing.T) {
+			h, err := retry.NewHedger(tc.r, tc.delay, tc.max)
+			assert.ErrorIs(t, err, retry.ErrInvalid)
+			ran := false
+			assert.ErrorIs(t, h.Do(t.Context(), func(context.Context) error { ran = true; return nil }), retry.ErrInvalid,
+				"a refused Hedger fails every call")
+			assert.False(t, ran)
+		})
 	}
 }
 
@@ -258,16 +265,16 @@ func TestHedgesAreVisible(t *testing.T) {
 		var kinds []string
 		var logs strings.Builder
 		l := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		r := hedging(t, 10*ms, 2, retry.WithLogger(l), retry.WithHook(func(_ context.Context, e retry.Event) {
+		r := hedging(t, 10*ms, 2, retry.WithLogger(l), retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			kinds = append(kinds, e.Kind.String())
-			if e.Kind == retry.HedgeStarted {
+			if e.Kind == observe.HedgeStarted {
 				assert.Equal(t, 2, e.Attempt)
 				assert.Equal(t, 10*ms, e.Delay)
 			}
-		}))
-		_, err := r.Hedge(t.Context(), newServer(time.Second, 5*ms).op)
+		})))
+		_, err := r.Run(t.Context(), newServer(time.Second, 5*ms).op)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"hedge started", "attempt done", "attempt done"}, kinds)
 		assert.Contains(t, logs.String(), "retry: hedging: started another attempt")
@@ -279,7 +286,9 @@ func TestAdaptiveDelayLearnsThePercentile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a, err := hedge.NewAdaptive(hedge.AdaptiveConfig{Window: 64})
 		require.NoError(t, err)
-		r, err := retry.New(retry.Idempotent(), retry.WithHedging(a, 2))
+		r, err := retry.New(retry.Idempotent())
+		require.NoError(t, err)
+		h, err := retry.NewHedger(r, a, 2)
 		require.NoError(t, err)
 		// 24 calls in 25 take 2ms, one takes 100ms: the p95 is about 2ms.
 		for i := range 200 {
@@ -287,7 +296,7 @@ func TestAdaptiveDelayLearnsThePercentile(t *testing.T) {
 			if i%25 == 24 {
 				lat = 100 * ms
 			}
-			_, err := r.Hedge(t.Context(), newServer(lat, lat).op)
+			_, err := h.Run(t.Context(), newServer(lat, lat).op)
 			require.NoError(t, err)
 		}
 		assert.InDelta(t, float64(2*ms), float64(a.Next()), float64(ms)/4)
@@ -298,29 +307,29 @@ func TestHedgeBadArgumentsDoNotPanic(t *testing.T) {
 	ran := false
 	op := func(context.Context) error { ran = true; return nil }
 	vop := func(context.Context) (int, error) { ran = true; return 0, nil }
-	var nilRetrier *retry.Retrier
+	var nilHedger *retry.Hedger
 	var nilCtx context.Context
-	for _, r := range []*retry.Retrier{hedging(t, ms, 2), new(retry.Retrier)} {
+	for _, h := range []*retry.Hedger{hedging(t, ms, 2), new(retry.Hedger)} {
 		for name, call := range map[string]func() error{
-			"(*Retrier)(nil).Hedge":           func() error { _, err := nilRetrier.Hedge(t.Context(), op); return err },
-			"HedgeValue with a nil Retrier":   func() error { _, _, err := retry.HedgeValue(t.Context(), nilRetrier, vop); return err },
-			"(*Retrier).Hedge with a nil op":  func() error { _, err := r.Hedge(t.Context(), nil); return err },
-			"(*Retrier).Hedge with a nil ctx": func() error { _, err := r.Hedge(nilCtx, op); return err },
-			"HedgeValue with a nil op":        func() error { _, _, err := retry.HedgeValue[int](t.Context(), r, nil); return err },
-			"HedgeValue with a nil ctx":       func() error { _, _, err := retry.HedgeValue(nilCtx, r, vop); return err },
+			"(*Hedger)(nil).Run":           func() error { _, err := nilHedger.Run(t.Context(), op); return err },
+			"(*Hedger)(nil).Do":            func() error { return nilHedger.Do(t.Context(), op) },
+			"HedgeValue with a nil Hedger": func() error { _, _, err := retry.HedgeValue(t.Context(), nilHedger, vop); return err },
+			"Run with a nil op":            func() error { _, err := h.Run(t.Context(), nil); return err },
+			"Run with a nil ctx":           func() error { _, err := h.Run(nilCtx, op); return err },
+			"HedgeValue with a nil op":     func() error { _, _, err := retry.HedgeValue[int](t.Context(), h, nil); return err },
+			"HedgeValue with a nil ctx":    func() error { _, _, err := retry.HedgeValue(nilCtx, h, vop); return err },
 		} {
 			assert.ErrorIs(t, call(), retry.ErrInvalid, name)
 		}
 	}
 	assert.False(t, ran, "nothing ran")
-	assert.False(t, nilRetrier.Hedging())
 }
 
 func TestAServersRetryAfterIsWaitedEvenWhenHedging(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newServer(ms, ms)
 		s.errs = []error{httpErr(503, 1)}
-		st, err := hedging(t, 10*ms, 2).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 2).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		require.Len(t, s.starts, 2)
 		assert.GreaterOrEqual(t, s.starts[1]-s.starts[0], time.Second, "never earlier than asked")
@@ -332,7 +341,7 @@ func TestAServersRetryAfterIsWaitedEvenWhenHedging(t *testing.T) {
 func TestAnAttemptTimeoutIsRetriedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newServer(time.Second, time.Second, ms)
-		st, err := hedging(t, 10*ms, 2, retry.WithAttemptTimeout(15*ms), retry.WithMaxAttempts(3)).Hedge(t.Context(), s.op)
+		st, err := hedging(t, 10*ms, 2, retry.WithAttemptTimeout(15*ms), retry.WithMaxAttempts(3)).Run(t.Context(), s.op)
 		require.NoError(t, err)
 		assert.Equal(t, []time.Duration{0, 10 * ms, 15 * ms}, s.starts, "the hedge at 10ms, the retry when the first attempt timed out")
 		assert.Equal(t, retry.Stats{Attempts: 3, Hedges: 1, Winner: 3, Elapsed: 16 * ms}, st)
@@ -344,7 +353,7 @@ func TestACallThatNeedsNoHedgeStartsNoGoroutine(t *testing.T) {
 		r := hedging(t, 10*ms, 2)
 		before := runtime.NumGoroutine()
 		during := 0
-		_, err := r.Hedge(t.Context(), func(context.Context) error {
+		_, err := r.Run(t.Context(), func(context.Context) error {
 			time.Sleep(5 * ms)
 			during = runtime.NumGoroutine()
 			return nil
@@ -368,12 +377,12 @@ func TestAPanicInAnyAttemptReachesTheCallerAfterTheOthersEnd(t *testing.T) {
 					return s.op(ctx)
 				}
 				r := hedging(t, 10*ms, 2)
-				assert.PanicsWithValue(t, "boom", func() { _, _ = r.Hedge(t.Context(), op) })
+				assert.PanicsWithValue(t, "boom", func() { _, _ = r.Run(t.Context(), op) })
 				assert.Equal(t, 1, s.cancels, "the other attempt was cancelled, and returned before the panic")
 				s.mu.Lock()
 				assert.Zero(t, s.inFlight)
 				s.mu.Unlock()
-				_, err := r.Hedge(t.Context(), newServer(ms).op)
+				_, err := r.Run(t.Context(), newServer(ms).op)
 				assert.NoError(t, err, "the Retrier still works")
 			})
 		})
@@ -407,15 +416,15 @@ func TestAHedgedCallReportsOneSuccess(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var ev events
-				r := hedging(t, 10*ms, 2, retry.WithHook(ev.hook))
-				st, err := r.Hedge(t.Context(), stubborn([]time.Duration{30 * ms, 5 * ms}, tc.loser))
+				r := hedging(t, 10*ms, 2, retry.WithObserver(observe.Func(ev.hook)))
+				st, err := r.Run(t.Context(), stubborn([]time.Duration{30 * ms, 5 * ms}, tc.loser))
 				require.NoError(t, err)
 				assert.Equal(t, 2, st.Winner)
 
 				var successes int
-				var done []retry.Event
+				var done []observe.Event
 				for _, e := range ev.list {
-					if e.Kind == retry.AttemptDone {
+					if e.Kind == observe.AttemptDone {
 						done = append(done, e)
 						if e.Err == nil {
 							successes++
@@ -424,7 +433,7 @@ func TestAHedgedCallReportsOneSuccess(t *testing.T) {
 				}
 				assert.Equal(t, 1, successes, "a hedged call has one success")
 				require.Len(t, done, 2)
-				assert.Equal(t, retry.Event{Kind: retry.AttemptDone, Attempt: 2, Started: 2, Elapsed: 15 * ms}, done[0],
+				assert.Equal(t, observe.Event{Kind: observe.AttemptDone, Attempt: 2, Started: 2, Elapsed: 15 * ms}, done[0],
 					"the winner's event says how many attempts the call started")
 				assert.Equal(t, 1, done[1].Attempt)
 				assert.ErrorIs(t, done[1].Err, tc.want)

@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,17 +90,17 @@ func exact(t *testing.T, opts ...retry.Option) *retry.Retrier {
 // events records hook events.
 type events struct {
 	mu   sync.Mutex
-	list []retry.Event
+	list []observe.Event
 }
 
-func (e *events) hook(_ context.Context, ev retry.Event) {
+func (e *events) hook(_ context.Context, ev observe.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.list = append(e.list, ev)
 }
 
-func (e *events) kinds() []retry.EventKind {
-	var out []retry.EventKind
+func (e *events) kinds() []observe.Kind {
+	var out []observe.Kind
 	for _, ev := range e.list {
 		out = append(out, ev.Kind)
 	}

@@ -35,3 +35,22 @@ func IdempotencyKey(ctx context.Context) (string, bool) {
 	key, ok := ctx.Value(keyContext{}).(string)
 	return key, ok
 }
+
+// outermostKey marks a SingleAttempt context: loops running under it make
+// one attempt and leave the decision to the code around them.
+type outermostKey struct{}
+
+func nestedInOutermost(ctx context.Context) bool { return ctx.Value(outermostKey{}) != nil }
+
+// SingleAttempt returns a context with which retry loops make one attempt
+// each and return its error unchanged, for work that must not be repeated —
+// a request that is not idempotent, say — while what surrounds the loop (a
+// circuit breaker, the observers) still sees the real failure. It is the
+// context an Outermost loop gives its operation; the events of a loop under
+// it are marked Deferred (observe.Event).
+func SingleAttempt(ctx context.Context) context.Context {
+	if ctx == nil {
+		return nil // the loop reports a nil context as invalid
+	}
+	return context.WithValue(ctx, outermostKey{}, true)
+}

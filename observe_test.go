@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,12 +21,12 @@ func TestHookSeesEveryAttemptRetryAndGiveUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
 		s := always(httpErr(503, -1))
-		err := exact(t, retry.WithHook(ev.hook)).Do(t.Context(), s.op)
+		err := exact(t, retry.WithObserver(observe.Func(ev.hook))).Do(t.Context(), s.op)
 		require.Error(t, err)
-		assert.Equal(t, []retry.EventKind{
-			retry.AttemptDone, retry.RetryScheduled,
-			retry.AttemptDone, retry.RetryScheduled,
-			retry.AttemptDone, retry.GaveUp,
+		assert.Equal(t, []observe.Kind{
+			observe.AttemptDone, observe.RetryScheduled,
+			observe.AttemptDone, observe.RetryScheduled,
+			observe.AttemptDone, observe.GaveUp,
 		}, ev.kinds())
 		attempts := []int{1, 1, 2, 2, 3, 3}
 		for i, e := range ev.list {
@@ -48,9 +49,9 @@ func TestHookSeesEveryAttemptRetryAndGiveUp(t *testing.T) {
 
 func TestHookSeesASuccess(t *testing.T) {
 	var ev events
-	require.NoError(t, exact(t, retry.WithHook(ev.hook)).Do(t.Context(), failing().op))
+	require.NoError(t, exact(t, retry.WithObserver(observe.Func(ev.hook))).Do(t.Context(), failing().op))
 	require.Len(t, ev.list, 1)
-	assert.Equal(t, retry.AttemptDone, ev.list[0].Kind)
+	assert.Equal(t, observe.AttemptDone, ev.list[0].Kind)
 	assert.Equal(t, 1, ev.list[0].Attempt)
 	assert.NoError(t, ev.list[0].Err)
 }
@@ -59,13 +60,13 @@ func TestHookSeesAGiveUpBeforeTheFirstAttempt(t *testing.T) {
 	var ev events
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	require.Error(t, exact(t, retry.WithHook(ev.hook)).Do(ctx, failing().op))
-	assert.Equal(t, []retry.EventKind{retry.GaveUp}, ev.kinds())
+	require.Error(t, exact(t, retry.WithObserver(observe.Func(ev.hook))).Do(ctx, failing().op))
+	assert.Equal(t, []observe.Kind{observe.GaveUp}, ev.kinds())
 }
 
 func TestSeveralHooksAllRun(t *testing.T) {
 	var a, b events
-	require.NoError(t, exact(t, retry.WithHook(a.hook), retry.WithHook(b.hook)).Do(t.Context(), failing().op))
+	require.NoError(t, exact(t, retry.WithObserver(observe.Func(a.hook)), retry.WithObserver(observe.Func(b.hook))).Do(t.Context(), failing().op))
 	assert.Len(t, a.list, 1)
 	assert.Len(t, b.list, 1)
 }
@@ -120,9 +121,4 @@ func TestErrorLogValue(t *testing.T) {
 		`"class":"http 429"`, `"retry_after":60000000000`, `"last_error":"busy"`} {
 		assert.Contains(t, out, want)
 	}
-}
-
-func TestEventKindString(t *testing.T) {
-	assert.Equal(t, "retry scheduled", retry.RetryScheduled.String())
-	assert.Equal(t, "event(9)", retry.EventKind(9).String())
 }

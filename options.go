@@ -1,15 +1,16 @@
 package retry
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
 )
 
@@ -22,12 +23,13 @@ type Option func(*config) *InvalidError
 type config struct {
 	p           policy.Policy
 	classifiers []classify.Func
-	hooks       []func(context.Context, Event)
+	observers   []observe.Observer
 	src         jitter.Source
 	budget      budget.Budget
 	limiter     limit.Limiter
+	breakers    *breaker.Breakers
+	cooldowns   *breaker.Cooldowns
 	outermost   bool
-	hedging     hedgeConfig // WithHedging; a nil delay: none
 }
 
 // apply applies one option, refusing a nil one.
@@ -187,29 +189,101 @@ func Outermost() Option {
 	return func(c *config) *InvalidError { c.outermost = true; return nil }
 }
 
-// WithHook adds a function called for every event of every call: each
-// attempt's end, each scheduled retry and each give-up (see Event). It runs on
-// the calling goroutine, so it must be quick and safe for concurrent use.
-func WithHook(f func(context.Context, Event)) Option {
+// WithLimiter paces every attempt of every call — the first one included —
+// through l, shared with every other Retrier given the same limiter
+// (limit.Adaptive, limit.Throttler, or any limit.Limiter). Before each
+// attempt the loop asks l for permission, and l may make it wait its turn:
+// at most the policy's MaxDelay, and never past MaxElapsed or the context's
+// deadline. After each attempt the loop tells l how it ended (see
+// limit.OutcomeOf). When l refuses, or the turn would come too late, the call
+// ends at once with ErrLimited: nothing was sent, and the refusal is never
+// retried.
+//
+// A limiter's wait before a retry counts in Stats.Waited; a wait before the
+// first attempt counts only in Elapsed. Either is visible: observers receive
+// an observe.LimiterWaited event (Delay: how long the limiter held the
+// attempt), which WithLogger logs like a scheduled retry.
+//
+// A Hedger asks l too: for the first attempt and for an attempt that
+// follows a failure as above, and for a hedge without waiting — a hedge l
+// cannot let go at once is not sent (observe.HedgeSkipped). Every attempt
+// sent is recorded, a loser cancelled because another won as limit.Other,
+// and so is a permission granted to an attempt that the call, ended
+// meanwhile, did not send.
+func WithLimiter(l limit.Limiter) Option {
 	return func(c *config) *InvalidError {
-		if f == nil {
-			return invalid("WithHook", nil, "must not be nil")
+		if err := check("WithLimiter", l); err != nil {
+			return err
 		}
-		c.hooks = append(c.hooks, f)
+		c.limiter = l
+		return nil
+	}
+}
+
+// WithObserver adds o to the observers of every call: each attempt's end,
+// each scheduled retry, each give-up, each hedge, each wait a limiter or a
+// cooldown imposed, and the state changes of the breakers and cooldowns the
+// calls moved (see package observe). It runs on the goroutine that did the
+// work, synchronously: it must be quick and safe for concurrent use.
+// Several observers hear every event, in the order given.
+func WithObserver(o observe.Observer) Option {
+	return func(c *config) *InvalidError {
+		if f, ok := o.(observe.Func); ok && f == nil {
+			o = nil
+		}
+		if err := check("WithObserver", o); err != nil {
+			return err
+		}
+		c.observers = append(c.observers, o)
 		return nil
 	}
 }
 
 // WithLogger logs every scheduled retry — at INFO when the wait is 1s or
 // more, long enough for a person to notice, and at DEBUG otherwise — and
-// every give-up at INFO, and every hedge (WithHedging) at DEBUG, with the
-// call's context. A nil logger logs nothing,
-// as does a Retrier without this option.
+// every give-up at INFO, every wait a limiter or a cooldown imposed as a
+// retry's, every hedge at DEBUG, and every change of a breaker's state at
+// WARN (to open) or INFO, with the call's context. A nil logger logs
+// nothing, as does a Retrier without this option.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) *InvalidError {
 		if l != nil {
-			c.hooks = append(c.hooks, logHook(l))
+			c.observers = append(c.observers, logObserver{l})
 		}
+		return nil
+	}
+}
+
+// WithBreakers puts the circuit breakers b — one per call key
+// (breaker.KeyOf) — around every call, or every attempt when b's Config
+// says PerAttempt. A call its breaker refuses fails at once with
+// ErrBreakerOpen: nothing was sent, and it is not retried. b hears of every
+// call's outcome: a failure is what the Retrier would retry. b may be shared
+// with other Retriers, which share each key's breaker.
+func WithBreakers(b *breaker.Breakers) Option {
+	return func(c *config) *InvalidError {
+		if b == nil {
+			return invalid("WithBreakers", nil, "must not be nil (build them with breaker.New)")
+		}
+		c.breakers = b
+		return nil
+	}
+}
+
+// WithCooldowns checks every attempt against cd's cooldowns, keyed by the
+// call's key (breaker.KeyOf): an attempt to a key cooling down — a server
+// answered 503, or gRPC UNAVAILABLE, with a Retry-After, to this call or
+// another — waits until the cooldown ends before it is sent, or, when the
+// call cannot wait that long (MaxDelay, MaxElapsed, the context's deadline),
+// the call stops with ErrWaitTooLong (or ErrElapsed, ErrDeadline), the
+// *breaker.CooldownError as its last error if it made no attempt, and
+// nothing is sent. Every such answer starts its key's cooldown in cd.
+func WithCooldowns(cd *breaker.Cooldowns) Option {
+	return func(c *config) *InvalidError {
+		if cd == nil {
+			return invalid("WithCooldowns", nil, "must not be nil (build them with breaker.NewCooldowns)")
+		}
+		c.cooldowns = cd
 		return nil
 	}
 }

@@ -4,32 +4,37 @@ import (
 	"context"
 
 	"github.com/retrykit/retry/backoff/cenkalti"
+	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
 )
 
-// Retrier retries operations with one validated configuration. Build it once
-// with New and share it: it is immutable and safe for concurrent use, and
-// (*Retrier).Do on a first-attempt success allocates nothing.
+// Retrier retries operations with one validated configuration: its policy
+// and the stages every call goes through (see the package documentation).
+// Build it once with New and share it: it is immutable and safe for
+// concurrent use, and (*Retrier).Do on a first-attempt success allocates
+// nothing.
 //
 // The zero Retrier behaves as New() with no options. A nil *Retrier is a
 // mistake, not a configuration: every call on it returns an *InvalidError.
 type Retrier struct {
-	p         policy.Policy
-	classify  classify.Func
-	hook      func(context.Context, Event)
-	src       jitter.Source
-	budget    budget.Budget // shared with other calls and Retriers; nil: none
-	limiter   limit.Limiter // shared likewise; nil: none
-	err       *InvalidError // New refused the options: every call returns it
-	hedging   *hedging      // WithHedging; nil: attempts run one at a time
-	outermost bool          // this loop retries for loops nested in its operation
-	plain     bool          // classify is the built-in chain alone
-	fast      bool          // nothing to do around a first attempt but call it
-	built     bool
+	p          policy.Policy
+	classifier classify.Func
+	obs        observe.Observer // every observer, joined; nil: none
+	src        jitter.Source
+	budget     budget.Budget      // shared with other calls and Retriers; nil: none
+	limiter    limit.Limiter      // shared likewise; nil: none
+	breakers   *breaker.Breakers  // shared likewise; nil: none
+	cooldowns  *breaker.Cooldowns // shared likewise; nil: none
+	err        *InvalidError      // New refused the options: every call returns it
+	outermost  bool               // this loop retries for loops nested in its operation
+	plain      bool               // classify is the built-in chain alone
+	fast       bool               // nothing to do around a first attempt but call it
+	built      bool
 }
 
 var defaultRetrier = build(config{})
@@ -49,16 +54,17 @@ func New(opts ...Option) (*Retrier, error) {
 }
 
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, budget: c.budget, limiter: c.limiter, src: c.src, outermost: c.outermost, hedging: c.hedging.build(c.p), built: true}
+	r := &Retrier{p: c.p, budget: c.budget, limiter: c.limiter, breakers: c.breakers, cooldowns: c.cooldowns,
+		src: c.src, outermost: c.outermost, obs: join(c.observers), built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
-	r.classify, r.plain = defaultChain, len(c.classifiers) == 0
+	r.classifier, r.plain = defaultChain, len(c.classifiers) == 0
 	if !r.plain {
-		r.classify = classify.Chain(append(c.classifiers, defaultChain)...)
+		r.classifier = classify.Chain(append(c.classifiers, defaultChain)...)
 	}
-	r.hook = joinHooks(c.hooks)
-	r.fast = r.hook == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && r.limiter == nil && !r.outermost && r.hedging == nil
+	r.fast = r.obs == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && r.limiter == nil &&
+		!r.outermost && r.breakers == nil && r.cooldowns == nil
 	return r
 }
 
@@ -74,20 +80,6 @@ func defaultChain(err error) classify.Decision {
 		}
 	}
 	return d
-}
-
-func joinHooks(hooks []func(context.Context, Event)) func(context.Context, Event) {
-	switch len(hooks) {
-	case 0:
-		return nil
-	case 1:
-		return hooks[0]
-	}
-	return func(ctx context.Context, e Event) {
-		for _, h := range hooks {
-			h(ctx, e)
-		}
-	}
 }
 
 // ready returns the Retrier to run with: r, the defaults for the zero
@@ -108,20 +100,18 @@ func (r *Retrier) ready() (*Retrier, error) {
 // *Error. op receives the context for its attempt.
 func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error {
 	if r != nil && r.fast && op != nil && ctx != nil && ctx.Err() == nil {
-		// The hot path: no hook, no per-attempt context, one monotonic clock
-		// read so that Elapsed covers the whole call if it fails.
+		// The hot path: no stage, no observer, no per-attempt context; one
+		// monotonic clock read so that Elapsed covers the whole call if it
+		// fails.
 		start := monoNow()
 		if err := op(ctx); err != nil {
-			return r.retry(ctx, ctx, op, err, start, nil)
+			return r.resume(ctx, op, err, start)
 		}
 		return nil
 	}
 	r, err := r.ready()
 	if err != nil {
 		return err
-	}
-	if r.hedging != nil {
-		return useHedge("Do")
 	}
 	return r.run(ctx, op, nil)
 }
@@ -132,9 +122,6 @@ func (r *Retrier) Run(ctx context.Context, op func(context.Context) error) (Stat
 	r, err := r.ready()
 	if err != nil {
 		return Stats{}, err
-	}
-	if r.hedging != nil {
-		return Stats{}, useHedge("Run")
 	}
 	var st Stats
 	err = r.run(ctx, op, &st)
@@ -152,9 +139,6 @@ func Value[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, 
 	}
 	if op == nil {
 		return v, st, invalid("op", nil, "must not be nil")
-	}
-	if r.hedging != nil {
-		return v, st, useHedge("Value")
 	}
 	err = r.run(ctx, func(ctx context.Context) error {
 		var err error
@@ -193,9 +177,6 @@ func doValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T
 	if op == nil {
 		return v, invalid("op", nil, "must not be nil")
 	}
-	if r != nil && r.hedging != nil {
-		return v, useHedge("DoValue")
-	}
 	err := r.Do(ctx, func(ctx context.Context) error {
 		var err error
 		v, err = op(ctx)
@@ -209,18 +190,12 @@ func doValue[T any](ctx context.Context, r *Retrier, op func(context.Context) (T
 // function return the *InvalidError, without calling op.
 func Wrap(op func(context.Context) error, opts ...Option) func(context.Context) error {
 	r, _ := New(opts...)
-	if r.hedging != nil {
-		return func(ctx context.Context) error { _, err := r.Hedge(ctx, op); return err }
-	}
 	return func(ctx context.Context) error { return r.Do(ctx, op) }
 }
 
 // WrapValue is Wrap for an operation that returns a value.
 func WrapValue[T any](op func(context.Context) (T, error), opts ...Option) func(context.Context) (T, error) {
 	r, _ := New(opts...)
-	if r.hedging != nil {
-		return func(ctx context.Context) (T, error) { v, _, err := HedgeValue(ctx, r, op); return v, err }
-	}
 	return func(ctx context.Context) (T, error) { return doValue(ctx, r, op) }
 }
 

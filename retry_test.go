@@ -12,12 +12,12 @@ import (
 	"time"
 
 	cbackoff "github.com/cenkalti/backoff/v4"
-	"github.com/retrykit/retry/backoff/cenkalti"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -474,7 +474,7 @@ func TestElapsedCoversTheWholeCallInEveryConfiguration(t *testing.T) {
 		opts []retry.Option
 	}{
 		{"no options (the hot path)", nil},
-		{"a hook", []retry.Option{retry.WithHook(func(context.Context, retry.Event) {})}},
+		{"a hook", []retry.Option{retry.WithObserver(observe.Func(func(context.Context, observe.Event) {}))}},
 		{"a time budget", []retry.Option{retry.WithMaxElapsed(time.Hour)}},
 		{"a logger", []retry.Option{retry.WithLogger(slog.New(slog.DiscardHandler))}},
 		{"an attempt timeout", []retry.Option{retry.WithAttemptTimeout(2 * time.Minute)}},
@@ -560,7 +560,11 @@ func TestBadOptionsAreReportedWithoutCallingOp(t *testing.T) {
 		{"a nil backoff", retry.WithBackoff(nil), "retry: WithBackoff(<nil>): must not be nil"},
 		{"a nil jitter", retry.WithJitter(nil), "retry: WithJitter(<nil>): must not be nil"},
 		{"a nil classifier", retry.WithClassifier(nil), "retry: WithClassifier(<nil>): must not be nil"},
-		{"a nil hook", retry.WithHook(nil), "retry: WithHook(<nil>): must not be nil"},
+		{"a nil observer", retry.WithObserver(nil), "retry: WithObserver(<nil>): must not be nil"},
+		{"a nil observer func", retry.WithObserver(observe.Func(nil)), "retry: WithObserver(<nil>): must not be nil"},
+		{"nil breakers", retry.WithBreakers(nil), "retry: WithBreakers(<nil>): must not be nil (build them with breaker.New)"},
+		{"nil cooldowns", retry.WithCooldowns(nil), "retry: WithCooldowns(<nil>): must not be nil (build them with breaker.NewCooldowns)"},
+		{"a nil limiter", retry.WithLimiter(nil), "retry: WithLimiter(<nil>): must not be nil"},
 		{"a nil source", retry.WithJitterSource(nil), "retry: WithJitterSource(<nil>): must not be nil"},
 		{"a nil budget", retry.WithBudget(nil), "retry: WithBudget(<nil>): must not be nil"},
 		{"a nil option", nil, "retry: Option(<nil>): must not be nil"},
@@ -601,7 +605,6 @@ func TestARefusedRetrierFailsEveryCall(t *testing.T) {
 	_, _, err = retry.Value(t.Context(), r, func(context.Context) (int, error) { return 0, s.op(nil) })
 	assert.ErrorIs(t, err, retry.ErrInvalid)
 	assert.Zero(t, s.calls, "the operation never runs")
-	assert.Equal(t, classify.Retry, r.Classify(errReset).Verdict, "Classify answers with the defaults")
 }
 
 func TestBadArgumentsDoNotPanic(t *testing.T) {
@@ -642,7 +645,6 @@ func TestBadArgumentsDoNotPanic(t *testing.T) {
 	}
 	_, ok := retry.IdempotencyKey(nilCtx)
 	assert.False(t, ok)
-	assert.Equal(t, classify.Retry, nilRetrier.Classify(errReset).Verdict)
 }
 
 func TestTheZeroRetrierUsesTheDefaults(t *testing.T) {
@@ -725,7 +727,7 @@ func TestDecorrelatedJitterGrowsFromThePreviousWait(t *testing.T) {
 func TestASharedRetrierIsSafeForConcurrentUse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
-		r := exact(t, retry.WithHook(ev.hook), retry.WithMaxAttempts(4))
+		r := exact(t, retry.WithObserver(observe.Func(ev.hook)), retry.WithMaxAttempts(4))
 		var wg sync.WaitGroup
 		scripts := make([]*script, 50)
 		for i := range scripts {
@@ -755,5 +757,5 @@ func TestCenkaltiPermanentStopsTheLoop(t *testing.T) {
 	assert.ErrorIs(t, err, errUnknown)
 	var rerr *retry.Error
 	require.ErrorAs(t, err, &rerr)
-	assert.Equal(t, cenkalti.ReasonPermanent, rerr.Decision.Reason)
+	assert.Equal(t, classify.ReasonMarkedPermanent, rerr.Decision.Reason)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,11 +26,11 @@ func TestCodeThatRetries(t *testing.T) {
 		r, err := retry.New(
 			retry.WithMaxAttempts(5),
 			retry.WithJitterSource(jitter.NewSeeded(42)), // the same waits on every run
-			retry.WithHook(func(_ context.Context, e retry.Event) {
-				if e.Kind == retry.RetryScheduled {
+			retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+				if e.Kind == observe.RetryScheduled {
 					waits = append(waits, e.Delay)
 				}
-			}),
+			})),
 		)
 		require.NoError(t, err)
 

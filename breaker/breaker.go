@@ -8,24 +8,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 	"github.com/sony/gobreaker/v2"
 )
 
-// State is a breaker's state: closed, half-open or open.
-type State = gobreaker.State
-
-// Counts are the breaker's counters, as ReadyToTrip sees them.
-type Counts = gobreaker.Counts
-
-// The breaker's states.
-const (
-	StateClosed   = gobreaker.StateClosed
-	StateHalfOpen = gobreaker.StateHalfOpen
-	StateOpen     = gobreaker.StateOpen
-)
+// DefaultMaxKeys is how many keys a Breakers or a Cooldowns keeps at most
+// when its config says 0.
+const DefaultMaxKeys = 10_000
 
 var (
 	// ErrOpen: the breaker is open; the call was not made.
@@ -33,305 +23,276 @@ var (
 	// ErrTooManyRequests: the breaker is half-open and its probes are taken;
 	// the call was not made.
 	ErrTooManyRequests = errors.New("circuit breaker is half-open and its probes are taken")
+	// Excluded is the outcome reported to a Circuit for a call that must not
+	// count: the caller cancelled it, or nothing was sent. The gobreaker
+	// settings of Config.Gobreaker recognise it.
+	Excluded = errors.New("breaker: outcome not counted")
 )
 
-// RejectedError is returned for a call the breaker refused. The operation
-// was not invoked. It matches ErrOpen or ErrTooManyRequests, and gobreaker's
-// own sentinels.
-type RejectedError struct {
-	Breaker string // the breaker's name
-	Reason  error  // ErrOpen or ErrTooManyRequests
-	cause   error  // gobreaker's sentinel
-}
-
-// Error returns "breaker payments: circuit breaker is open: the call was not made".
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("breaker %s: %v: the call was not made", e.Breaker, e.Reason)
-}
-
-// Unwrap returns the reason and gobreaker's sentinel.
-func (e *RejectedError) Unwrap() []error { return []error{e.Reason, e.cause} }
-
-// Circuit is the two-step protocol of gobreaker's TwoStepCircuitBreaker: Allow
-// asks to make a call and returns the function that reports its outcome
-// (nil for a success, an error matching Excluded for a call not to be
-// counted, any other error for a failure), or an error if the call is refused.
-// State and Counts report what the circuit knows now, for health endpoints
-// and metrics.
+// Circuit is one key's breaker, in the two steps of gobreaker's
+// TwoStepCircuitBreaker: Allow asks to make a call and returns the function
+// that reports its outcome — nil for a success, an error matching Excluded
+// for a call not to be counted, any other error for a failure — or the
+// refusal (an error matching ErrOpen or ErrTooManyRequests). State and Counts
+// report what it knows now. A Circuit is safe for concurrent use.
 type Circuit interface {
 	Allow() (done func(error), err error)
 	State() State
 	Counts() Counts
 }
 
-// Excluded is the outcome a Breaker reports for a call that must not count:
-// the caller cancelled it, or it was never made. Settings.Gobreaker's
-// IsExcluded recognises it.
-var Excluded = errors.New("breaker: outcome not counted")
-
-// Settings configures a breaker. The zero value is usable; see the defaults
-// in the package documentation.
-type Settings struct {
-	Name        string
-	MaxRequests uint32            // probes let through while half-open
-	Interval    time.Duration     // closed-state period after which counts are cleared
-	Timeout     time.Duration     // how long the breaker stays open
-	ReadyToTrip func(Counts) bool // when to open, given the counts after a failure
-	// OnStateChange, if set, hears of every change of state, as gobreaker's
-	// hook does, after the call that caused it has left the circuit (never
-	// under the circuit's lock). It runs on the caller's goroutine: it must
-	// be quick and safe for concurrent use.
-	OnStateChange func(name string, from, to State)
+// Config configures Breakers. Its zero value is usable: see the defaults in
+// the package documentation.
+type Config struct {
+	// MaxRequests is how many probes a half-open breaker lets through; that
+	// many successes close it. 0 means 1.
+	MaxRequests uint32
+	// Interval is the period of a closed breaker after which its counts are
+	// cleared; 0 clears them only when the state changes.
+	Interval time.Duration
+	// Timeout is how long an open breaker stays open before it lets probes
+	// through; 0 means 60s.
+	Timeout time.Duration
+	// ReadyToTrip says when to open, given the counts after a failure; nil
+	// opens after more than 5 consecutive failures.
+	ReadyToTrip func(Counts) bool
+	// PerAttempt puts the breaker around every attempt instead of around
+	// the whole retried call.
+	PerAttempt bool
+	// MaxKeys bounds the keys with a breaker: past it, a call for a new key
+	// runs without one, so that calls to ever new hosts cannot grow memory
+	// without bound. 0 means DefaultMaxKeys.
+	MaxKeys int
+	// NewCircuit builds a key's circuit from the gobreaker settings for it
+	// (Gobreaker, named by the key) — for example one shared through Redis
+	// (package github.com/retrykit/retry/breaker/redis). nil builds a local
+	// gobreaker TwoStepCircuitBreaker.
+	NewCircuit func(gobreaker.Settings) (Circuit, error)
 }
 
-// Gobreaker returns the gobreaker settings for s, with onChange as the state
-// change callback, for building a Circuit (see WithCircuit).
-func (s Settings) Gobreaker(onChange func(name string, from, to State)) gobreaker.Settings {
-	return gobreaker.Settings{
-		Name:          s.Name,
-		MaxRequests:   s.MaxRequests,
-		Interval:      s.Interval,
-		Timeout:       s.Timeout,
-		ReadyToTrip:   s.ReadyToTrip,
+// Gobreaker returns the gobreaker settings for the breaker named name, with
+// onChange as its state change callback: what NewCircuit receives. Its
+// IsExcluded recognises Excluded.
+func (c Config) Gobreaker(name string, onChange func(name string, from, to gobreaker.State)) gobreaker.Settings {
+	s := gobreaker.Settings{
+		Name:          name,
+		MaxRequests:   c.MaxRequests,
+		Interval:      c.Interval,
+		Timeout:       c.Timeout,
 		OnStateChange: onChange,
 		IsExcluded:    func(err error) bool { return errors.Is(err, Excluded) },
 	}
+	if trip := c.ReadyToTrip; trip != nil {
+		s.ReadyToTrip = func(counts gobreaker.Counts) bool { return trip(CountsOf(counts)) }
+	}
+	return s
 }
 
-func (s Settings) validate() *retry.InvalidError {
+func (c Config) validate() error {
 	switch {
-	case s.Interval < 0:
-		return argerr.New("breaker.Settings.Interval", s.Interval, "must not be negative")
-	case s.Timeout < 0:
-		return argerr.New("breaker.Settings.Timeout", s.Timeout, "must not be negative")
+	case c.Interval < 0:
+		return argerr.Field("breaker.Config.Interval", c.Interval, "must not be negative")
+	case c.Timeout < 0:
+		return argerr.Field("breaker.Config.Timeout", c.Timeout, "must not be negative")
+	case c.MaxKeys < 0:
+		return argerr.Field("breaker.Config.MaxKeys", c.MaxKeys, "must not be negative")
 	}
 	return nil
 }
 
-// Option configures New.
-type Option func(*Breaker) *retry.InvalidError
-
-// PerAttempt puts the breaker around every attempt instead of around the
-// whole retried call.
-func PerAttempt() Option {
-	return func(b *Breaker) *retry.InvalidError { b.perAttempt = true; return nil }
+// Breakers keeps one circuit breaker per Key, made as keys are first seen.
+// Give it to a Retrier with retry.WithBreakers: the retry loop asks it
+// before each call (or each attempt, with Config.PerAttempt) and tells it
+// how the call ended. It is safe for concurrent use, and may be shared by
+// several Retriers, which then share each key's breaker. The zero Breakers
+// is not usable: build one with New.
+type Breakers struct {
+	c    Config
+	mu   sync.RWMutex
+	keys map[Key]*entry
 }
 
-// WithCircuit builds the breaker's circuit with f instead of a local
-// gobreaker TwoStepCircuitBreaker — for example a distributed one shared
-// through Redis (package github.com/retrykit/retry/breaker/redis). f receives
-// the gobreaker settings to use.
-func WithCircuit(f func(gobreaker.Settings) (Circuit, error)) Option {
-	return func(b *Breaker) *retry.InvalidError {
-		if f == nil {
-			return argerr.New("breaker.WithCircuit", nil, "must not be nil")
-		}
-		b.factory = f
-		return nil
-	}
-}
-
-// Breaker guards calls to one dependency with a circuit breaker and a
-// Retrier. It is safe for concurrent use. The zero Breaker is not usable:
-// its methods return an error matching retry.ErrInvalid; build one with New.
-type Breaker struct {
-	name       string
-	circuit    Circuit
-	factory    func(gobreaker.Settings) (Circuit, error)
-	r          *retry.Retrier
-	perAttempt bool
-	onChange   func(name string, from, to State)
-
+// entry is one key's breaker, and the state changes it has not reported.
+type entry struct {
+	key     Key
+	circuit Circuit
 	mu      sync.Mutex
-	changes []stateChange // not yet reported
+	changes []Transition
 	pending atomic.Int32
 }
 
-type stateChange struct {
-	name     string
-	from, to State
+// Transition is the Detail of an observe.BreakerChanged event: the breaker
+// of Key went From one state To another.
+type Transition struct {
+	Key      Key
+	From, To State
 }
 
-// New returns a Breaker with settings s around the calls of r. It returns a
-// *retry.InvalidError naming a bad setting or option, or a nil r, and the
-// circuit factory's error if it fails.
-func New(s Settings, r *retry.Retrier, opts ...Option) (*Breaker, error) {
-	if err := s.validate(); err != nil {
+// New returns an empty set of breakers configured by c, or a
+// *retry.InvalidError naming a bad field.
+func New(c Config) (*Breakers, error) {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	if r == nil {
-		return nil, argerr.New("breaker.New", nil, "the Retrier must not be nil (build one with retry.New)")
+	if c.MaxKeys == 0 {
+		c.MaxKeys = DefaultMaxKeys
 	}
-	b := &Breaker{name: s.Name, r: r, factory: local, onChange: s.OnStateChange}
-	for _, o := range opts {
-		if o == nil {
-			return nil, argerr.New("breaker.Option", nil, "must not be nil")
-		}
-		if err := o(b); err != nil {
-			return nil, err
-		}
-	}
-	c, err := b.factory(s.Gobreaker(b.changed))
-	if err != nil {
-		return nil, fmt.Errorf("breaker.New: %w", err)
-	}
-	if c == nil {
-		return nil, argerr.New("breaker.WithCircuit", "factory", "returned a nil Circuit")
-	}
-	b.circuit = c
-	return b, nil
+	return &Breakers{c: c, keys: make(map[Key]*entry)}, nil
 }
 
-func local(s gobreaker.Settings) (Circuit, error) {
-	return gobreaker.NewTwoStepCircuitBreaker[any](s), nil
-}
+// PerAttempt reports whether the breakers guard each attempt rather than
+// each call.
+func (b *Breakers) PerAttempt() bool { return b != nil && b.c.PerAttempt }
 
-// State returns the breaker's state now.
-func (b *Breaker) State() State {
-	if b == nil || b.circuit == nil {
-		return StateClosed
+// State returns the state of k's breaker now: closed for a key never seen.
+func (b *Breakers) State(k Key) State {
+	if e := b.lookup(k); e != nil {
+		return e.circuit.State()
 	}
-	return b.circuit.State()
+	return StateClosed
 }
 
-// Counts returns the breaker's counters now, as ReadyToTrip sees them.
-func (b *Breaker) Counts() Counts {
-	if b == nil || b.circuit == nil {
-		return Counts{}
+// Counts returns the counts of k's breaker now: zero for a key never seen.
+func (b *Breakers) Counts(k Key) Counts {
+	if e := b.lookup(k); e != nil {
+		return e.circuit.Counts()
 	}
-	return b.circuit.Counts()
+	return Counts{}
 }
 
-// Do calls op through the breaker and the Retrier.
-func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
-	if op == nil {
-		return argerr.New("breaker.Do", nil, "op must not be nil")
-	}
-	_, _, err := Value(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
-	return err
-}
-
-// Value calls op through the breaker and the Retrier, and returns its last
-// result and the retry loop's Stats (zero for a call the breaker refused
-// outside the loop).
-func Value[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, retry.Stats, error) {
-	var v T
-	var st retry.Stats
-	switch {
-	case b == nil || b.circuit == nil:
-		return v, st, argerr.New("breaker.Value", nil, "the Breaker must be built with breaker.New")
-	case op == nil:
-		return v, st, argerr.New("breaker.Value", nil, "op must not be nil")
-	case ctx == nil:
-		return v, st, argerr.New("breaker.Value", nil, "the context must not be nil")
-	}
-	var err error
-	if b.perAttempt {
-		v, st, err = retry.Value(ctx, b.r, func(ctx context.Context) (T, error) { return guard(ctx, b, op) })
-		return v, st, err
-	}
-	v, err = guard(ctx, b, func(ctx context.Context) (T, error) {
-		var err error
-		v, st, err = retry.Value(ctx, b.r, op)
-		return v, err
-	})
-	return v, st, err
-}
-
-func isRejection(err error) bool {
-	return errors.Is(err, ErrOpen) || errors.Is(err, ErrTooManyRequests)
-}
-
-// guard makes one call through the circuit: refused at once, or made and
-// its outcome reported.
-func guard[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (v T, err error) {
-	done, rejected := b.circuit.Allow()
-	b.report()
-	if rejected != nil {
-		return v, b.rejection(rejected)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			done(fmt.Errorf("panic: %v", p))
-			b.report()
-			panic(p)
-		}
-	}()
-	v, err = op(ctx)
-	done(b.outcome(err))
-	b.report()
-	return v, err
-}
-
-// rejection wraps the circuit's refusal: permanent, so that no retry loop
-// around it tries again.
-func (b *Breaker) rejection(err error) error {
-	reason := ErrOpen
-	if errors.Is(err, gobreaker.ErrTooManyRequests) {
-		reason = ErrTooManyRequests
-	} else if !errors.Is(err, gobreaker.ErrOpenState) {
-		return err // the circuit itself failed (a distributed store, say)
-	}
-	return classify.Permanent(&RejectedError{Breaker: b.name, Reason: reason, cause: err})
-}
-
-// outcome says what the breaker counts for a call that ended with err: what
-// the Retrier would retry is a failure; a cancelled or never-made call is not
-// counted; anything else (a success, a 400 the caller caused) is a success.
-func (b *Breaker) outcome(err error) error {
-	if err == nil {
+func (b *Breakers) lookup(k Key) *entry {
+	if b == nil || b.keys == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, retry.ErrInvalid) {
-		return Excluded // the caller gave up, or nothing was called
-	}
-	d := b.r.Classify(err)
-	var rerr *retry.Error
-	if errors.As(err, &rerr) { // a whole retried call: judge by its last attempt
-		if rerr.Attempts == 0 {
-			return Excluded
-		}
-		d = rerr.Decision
-	}
-	if d.Verdict == classify.Retry || d.Reason == classify.ReasonUnclassified {
-		return err
-	}
-	return nil
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.keys[k]
 }
 
-// changed records a state change; gobreaker calls it under its own lock, so
-// the change is reported after the call into the circuit returns.
-func (b *Breaker) changed(name string, from, to State) {
-	if b.onChange == nil {
-		return
+// get returns k's breaker, made on first use; nil when the set is full.
+func (b *Breakers) get(k Key) (*entry, error) {
+	if e := b.lookup(k); e != nil {
+		return e, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.changes = append(b.changes, stateChange{name, from, to})
-	b.pending.Add(1)
+	if e := b.keys[k]; e != nil {
+		return e, nil
+	}
+	if len(b.keys) >= b.c.MaxKeys {
+		return nil, nil
+	}
+	e := &entry{key: k}
+	c, err := b.circuit(k, e)
+	if err != nil {
+		return nil, err
+	}
+	e.circuit = c
+	b.keys[k] = e
+	return e, nil
 }
 
-// report delivers recorded state changes to OnStateChange.
-func (b *Breaker) report() {
-	if b.pending.Load() == 0 {
+func (b *Breakers) circuit(k Key, e *entry) (Circuit, error) {
+	s := b.c.Gobreaker(k.String(), e.changed)
+	if b.c.NewCircuit == nil {
+		return local{gobreaker.NewTwoStepCircuitBreaker[any](s)}, nil
+	}
+	c, err := b.c.NewCircuit(s)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("breaker %s: %w", k, err)
+	case c == nil:
+		return nil, argerr.New("breaker.Config.NewCircuit", k.String(), "returned a nil Circuit")
+	}
+	return c, nil
+}
+
+// local is the default circuit: gobreaker's two-step breaker, in this
+// package's types.
+type local struct {
+	cb *gobreaker.TwoStepCircuitBreaker[any]
+}
+
+func (l local) Allow() (func(error), error) { return l.cb.Allow() }
+func (l local) State() State                { return StateOf(l.cb.State()) }
+func (l local) Counts() Counts              { return CountsOf(l.cb.Counts()) }
+
+// Permit is a call (or attempt) a breaker let through; Done reports how it
+// ended. The zero Permit — a key past MaxKeys, which has no breaker —
+// reports nothing.
+type Permit struct {
+	e    *entry
+	done func(error)
+	o    observe.Observer
+}
+
+// Allow asks k's breaker to let a call through. It returns the refusal,
+// wrapped with the key and matching ErrOpen or ErrTooManyRequests, when the
+// breaker rejects the call; the error of NewCircuit if k's circuit could not
+// be made. State changes are reported to o (which may be nil) with ctx, once
+// the circuit's lock is released. A nil or zero Breakers lets everything
+// through.
+func (b *Breakers) Allow(ctx context.Context, k Key, o observe.Observer) (Permit, error) {
+	if b == nil || b.keys == nil {
+		return Permit{}, nil
+	}
+	e, err := b.get(k)
+	if e == nil || err != nil {
+		return Permit{}, err
+	}
+	done, err := e.circuit.Allow()
+	e.report(ctx, o)
+	if err != nil {
+		return Permit{}, rejection(k, err)
+	}
+	return Permit{e, done, o}, nil
+}
+
+// Done reports the call's outcome: nil for a success, an error matching
+// Excluded for a call not to be counted (cancelled, or nothing sent), any
+// other error for a failure.
+func (p Permit) Done(ctx context.Context, outcome error) {
+	if p.done == nil {
 		return
 	}
-	b.mu.Lock()
-	changes := b.changes
-	b.changes = nil
-	b.pending.Store(0)
-	b.mu.Unlock()
-	for _, c := range changes {
-		b.onChange(c.name, c.from, c.to)
-	}
+	p.done(outcome)
+	p.e.report(ctx, p.o)
 }
 
-// Classify recognises a breaker's refusals — this package's and gobreaker's
-// own ErrOpenState and ErrTooManyRequests — as permanent for the call. Add it
-// with retry.WithClassifier where gobreaker is used directly.
-func Classify(err error) classify.Decision {
-	if isRejection(err) || errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return classify.Decision{Verdict: classify.Stop, Reason: "circuit breaker rejected"}
+// rejection names the key in the circuit's refusal.
+func rejection(k Key, err error) error {
+	switch {
+	case errors.Is(err, gobreaker.ErrTooManyRequests):
+		err = ErrTooManyRequests
+	case errors.Is(err, gobreaker.ErrOpenState):
+		err = ErrOpen
 	}
-	return classify.Decision{}
+	return fmt.Errorf("breaker %s: %w: the call was not made", k, err)
+}
+
+// changed records a state change; gobreaker calls it under its own lock, so
+// the change is reported after the step into the circuit returns.
+func (e *entry) changed(_ string, from, to gobreaker.State) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.changes = append(e.changes, Transition{e.key, StateOf(from), StateOf(to)})
+	e.pending.Add(1)
+}
+
+// report delivers the recorded state changes to o.
+func (e *entry) report(ctx context.Context, o observe.Observer) {
+	if e.pending.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	changes := e.changes
+	e.changes = nil
+	e.pending.Store(0)
+	e.mu.Unlock()
+	if o == nil {
+		return
+	}
+	for _, t := range changes {
+		o.Observe(ctx, observe.Event{Kind: observe.BreakerChanged, Detail: t})
+	}
 }

@@ -10,26 +10,22 @@ import (
 
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
-// Cooldown defaults.
-const (
-	DefaultMaxKeys  = 10_000
-	DefaultMaxDelay = time.Hour
-)
+// DefaultMaxDelay is the longest a cooldown lasts when CooldownConfig says 0.
+const DefaultMaxDelay = time.Hour
 
 // ErrCooldown is matched by every *CooldownError.
 var ErrCooldown = errors.New("cooling down after the server's 503 with Retry-After")
 
-// CooldownError is returned for a call that failed locally because its key is
-// cooling down: no request was sent. It is never the server's answer.
-//
-// A retry loop around it waits until the cooldown ends before the next
-// attempt (or, if that is longer than its MaxDelay, returns the wait): the
-// error carries the remaining time as a Retry-After.
+// CooldownError says that a key is cooling down: calls to it go out again
+// at Until, Left from when it was checked. A retry loop reports it as the
+// last error of a call that stopped rather than wait out a cooldown longer
+// than it could: nothing was sent. It is never the server's answer.
 type CooldownError struct {
-	Key   string    // the key, as text
-	Until time.Time // when calls for the key may go out again
+	Key   Key
+	Until time.Time
 	Left  time.Duration
 }
 
@@ -44,166 +40,119 @@ func (e *CooldownError) Error() string {
 // Is matches ErrCooldown.
 func (e *CooldownError) Is(target error) bool { return target == ErrCooldown }
 
-// RetryAfter returns the time left, so that a retry loop waits it out.
+// RetryAfter returns the time left, the wait before the key's next call.
 func (e *CooldownError) RetryAfter() time.Duration { return e.Left }
 
-// HostModel is the usual cooldown key: one model on one host, so that one
-// model's outage does not stop the others.
-type HostModel struct{ Host, Model string }
-
-// String returns "host/model".
-func (k HostModel) String() string { return k.Host + "/" + k.Model }
-
-// CooldownSettings configures Cooldowns. The zero value is usable.
-type CooldownSettings struct {
-	// MaxKeys bounds the keys cooling down at once: when full, expired keys are
-	// dropped, then the one closest to its end. 0 means 10,000.
+// CooldownConfig configures Cooldowns. The zero value is usable.
+type CooldownConfig struct {
+	// MaxKeys bounds the keys cooling down at once: when full, expired keys
+	// are dropped, then the one closest to its end. 0 means DefaultMaxKeys.
 	MaxKeys int
 	// MaxDelay bounds how long one Retry-After can cool a key down. 0 means
-	// an hour.
+	// DefaultMaxDelay.
 	MaxDelay time.Duration
-	// OnCooldown, if set, hears of each cooldown that Do or Observe starts:
-	// the key (as text), when calls for it may go out again, and the error
-	// that started it. It runs on the caller's goroutine: it must be quick
-	// and safe for concurrent use.
-	OnCooldown func(key string, until time.Time, err error)
 }
 
-// Cooldowns is a registry of keys cooling down after a 503 with Retry-After.
-// One key's cooldown does not stop another's. It is safe for concurrent use;
-// while no key is cooling down, Check takes no lock.
-type Cooldowns[K comparable] struct {
-	s      CooldownSettings
+// Cooldowns is a registry of keys cooling down after a server answered
+// "unavailable, come back after d" — an HTTP 503 or a gRPC UNAVAILABLE with
+// a Retry-After. Give it to a Retrier with retry.WithCooldowns: the retry
+// loop checks it before every attempt, and a key cooling down is not sent
+// to until its cooldown ends, so that every caller of the key stops asking
+// a server that already said when to come back, not only the caller it
+// told. One key's cooldown does not stop another's. It is safe for
+// concurrent use; while no key is cooling down, Check takes no lock. The
+// zero Cooldowns is not usable: build one with NewCooldowns.
+type Cooldowns struct {
+	c      CooldownConfig
 	mu     sync.Mutex
-	until  map[K]time.Time
+	until  map[Key]time.Time
 	active atomic.Int64 // len(until), readable without the lock
 }
 
 // NewCooldowns returns an empty registry, or a *retry.InvalidError naming a
-// negative setting.
-func NewCooldowns[K comparable](s CooldownSettings) (*Cooldowns[K], error) {
+// negative field.
+func NewCooldowns(c CooldownConfig) (*Cooldowns, error) {
 	switch {
-	case s.MaxKeys < 0:
-		return nil, argerr.New("breaker.CooldownSettings.MaxKeys", s.MaxKeys, "must not be negative")
-	case s.MaxDelay < 0:
-		return nil, argerr.New("breaker.CooldownSettings.MaxDelay", s.MaxDelay, "must not be negative")
+	case c.MaxKeys < 0:
+		return nil, argerr.Field("breaker.CooldownConfig.MaxKeys", c.MaxKeys, "must not be negative")
+	case c.MaxDelay < 0:
+		return nil, argerr.Field("breaker.CooldownConfig.MaxDelay", c.MaxDelay, "must not be negative")
 	}
-	if s.MaxKeys == 0 {
-		s.MaxKeys = DefaultMaxKeys
+	if c.MaxKeys == 0 {
+		c.MaxKeys = DefaultMaxKeys
 	}
-	if s.MaxDelay == 0 {
-		s.MaxDelay = DefaultMaxDelay
+	if c.MaxDelay == 0 {
+		c.MaxDelay = DefaultMaxDelay
 	}
-	return &Cooldowns[K]{s: s, until: make(map[K]time.Time)}, nil
+	return &Cooldowns{c: c, until: make(map[Key]time.Time)}, nil
 }
 
-// Do calls op for key unless key is cooling down, in which case it returns a
-// *CooldownError at once (marked with its Retry-After) without calling op.
-// A 503 with Retry-After from op starts the key's cooldown.
-func (c *Cooldowns[K]) Do(ctx context.Context, key K, op func(context.Context) error) error {
-	switch {
-	case c == nil || c.until == nil:
-		return argerr.New("breaker.Cooldowns.Do", nil, "the registry must be built with breaker.NewCooldowns")
-	case op == nil:
-		return argerr.New("breaker.Cooldowns.Do", nil, "op must not be nil")
-	case ctx == nil:
-		return argerr.New("breaker.Cooldowns.Do", nil, "the context must not be nil")
-	}
-	if err := c.Check(key); err != nil {
-		return err
-	}
-	err := op(ctx)
-	c.Observe(key, err)
-	return err
-}
-
-// Check returns a *CooldownError, marked with the time left as its
-// Retry-After, if key is cooling down now; nil otherwise. A nil or zero
-// registry has nothing cooling down.
-func (c *Cooldowns[K]) Check(key K) error {
+// Check returns a *CooldownError if k is cooling down now, and nil
+// otherwise. A nil or zero registry has nothing cooling down.
+func (c *Cooldowns) Check(k Key) error {
 	if c == nil || c.active.Load() == 0 {
 		return nil // the common case: nothing is cooling down
 	}
-	return c.CheckAt(time.Now(), key)
-}
-
-// CheckAt is Check at time now.
-func (c *Cooldowns[K]) CheckAt(now time.Time, key K) error {
-	if c == nil || c.until == nil {
-		return nil
-	}
+	now := time.Now()
 	c.mu.Lock()
-	until, ok := c.until[key]
+	until, ok := c.until[k]
 	if ok && !now.Before(until) {
-		c.drop(key)
+		c.drop(k)
 		ok = false
 	}
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	left := until.Sub(now)
-	return classify.Mark(&CooldownError{Key: keyString(key), Until: until, Left: left},
-		classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonCooldown, RetryAfter: left})
+	return &CooldownError{Key: k, Until: until, Left: until.Sub(now)}
 }
 
-// Observe starts key's cooldown if err is an HTTP 503 with a Retry-After,
-// tells OnCooldown, and reports when it ends. A nil or zero registry
-// observes nothing.
-func (c *Cooldowns[K]) Observe(key K, err error) (time.Time, bool) {
-	return c.ObserveAt(time.Now(), key, err)
-}
-
-// ObserveAt is Observe at time now.
-func (c *Cooldowns[K]) ObserveAt(now time.Time, key K, err error) (time.Time, bool) {
-	if c == nil || c.until == nil || err == nil {
-		return time.Time{}, false
+// Observe starts k's cooldown if err, classified d, is a server's
+// "unavailable" (an HTTP 503 or a gRPC UNAVAILABLE) with a Retry-After, and
+// reports it to o (which may be nil) with ctx. It reports whether a
+// cooldown started. A later cooldown extends a key's, an earlier one does
+// not shorten it. A nil or zero registry observes nothing.
+func (c *Cooldowns) Observe(ctx context.Context, k Key, err error, d classify.Decision, o observe.Observer) bool {
+	if c == nil || c.until == nil || err == nil || d.RetryAfter <= 0 ||
+		d.Reason != classify.ReasonUnavailable && d.Reason != classify.ReasonGRPCUnavailable {
+		return false
 	}
-	d := classify.Default(err)
-	if d.Reason != classify.ReasonUnavailable || d.RetryAfter <= 0 {
-		return time.Time{}, false
+	length := min(d.RetryAfter, c.c.MaxDelay)
+	c.start(k, time.Now().Add(length))
+	if o != nil {
+		o.Observe(ctx, observe.Event{Kind: observe.CooldownStarted, Err: err, Decision: d, Delay: length, Detail: k})
 	}
-	until := now.Add(min(d.RetryAfter, c.s.MaxDelay))
-	c.Start(key, until)
-	if c.s.OnCooldown != nil {
-		c.s.OnCooldown(keyString(key), until, err)
-	}
-	return until, true
-}
-
-// Start makes key cool down until the given time (a later time extends it,
-// an earlier one does not shorten it). A nil or zero registry ignores it.
-func (c *Cooldowns[K]) Start(key K, until time.Time) {
-	if c == nil || c.until == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.until[key]; ok {
-		if until.After(old) {
-			c.until[key] = until
-		}
-		return
-	}
-	if len(c.until) >= c.s.MaxKeys {
-		c.makeRoom(time.Now())
-	}
-	c.until[key] = until
-	c.active.Store(int64(len(c.until)))
+	return true
 }
 
 // Len returns how many keys are registered (some may have just expired).
-func (c *Cooldowns[K]) Len() int {
+func (c *Cooldowns) Len() int {
 	if c == nil {
 		return 0
 	}
 	return int(c.active.Load())
 }
 
+func (c *Cooldowns) start(k Key, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.until[k]; ok {
+		if until.After(old) {
+			c.until[k] = until
+		}
+		return
+	}
+	if len(c.until) >= c.c.MaxKeys {
+		c.makeRoom(time.Now())
+	}
+	c.until[k] = until
+	c.active.Store(int64(len(c.until)))
+}
+
 // makeRoom drops expired keys, then, if the registry is still full, the key
 // whose cooldown ends first. The caller holds the lock.
-func (c *Cooldowns[K]) makeRoom(now time.Time) {
-	var first K
+func (c *Cooldowns) makeRoom(now time.Time) {
+	var first Key
 	var firstUntil time.Time
 	for k, until := range c.until {
 		if !now.Before(until) {
@@ -214,19 +163,12 @@ func (c *Cooldowns[K]) makeRoom(now time.Time) {
 			first, firstUntil = k, until
 		}
 	}
-	if len(c.until) >= c.s.MaxKeys {
+	if len(c.until) >= c.c.MaxKeys {
 		delete(c.until, first)
 	}
 }
 
-func (c *Cooldowns[K]) drop(key K) {
-	delete(c.until, key)
+func (c *Cooldowns) drop(k Key) {
+	delete(c.until, k)
 	c.active.Store(int64(len(c.until)))
-}
-
-func keyString(k any) string {
-	if s, ok := k.(fmt.Stringer); ok {
-		return s.String()
-	}
-	return fmt.Sprint(k)
 }

@@ -1,52 +1,77 @@
-// Package breaker puts a circuit breaker (github.com/sony/gobreaker/v2) and a
-// cooldown registry around the retry loop, the way the source documents
+// Package breaker holds two stages of the retry pipeline: circuit breakers
+// (github.com/sony/gobreaker/v2) and a cooldown registry, each keyed by the
+// call's Key (a target and an operation), the way the source documents
 // prescribe: retries handle a blip, a breaker handles a dependency that is
 // down, and a cooldown stops asking a server that already said when to come
-// back.
+// back. Give them to a Retrier:
+//
+//	breakers, _ := breaker.New(breaker.Config{Timeout: 30 * time.Second})
+//	cooldowns, _ := breaker.NewCooldowns(breaker.CooldownConfig{})
+//	r, _ := retry.New(retry.WithBreakers(breakers), retry.WithCooldowns(cooldowns))
+//	err := r.Do(breaker.WithKey(ctx, breaker.Key{Target: "api.example.com", Operation: "qwen3"}), op)
+//
+// Package httpretry sets each request's key to its (host, model), and
+// package grpcretry to its (target, method); other calls set it with
+// WithKey, or share the zero Key.
 //
 // # Placement
 //
 // Outside (the default, and the recommended placement): the breaker sees one
 // logical call — the whole retried call — and counts its outcome once. While
 // it is open a call is rejected at once: the operation is not invoked, no
-// retry or sleep happens, and the error matches ErrOpen. Use it for a
-// dependency whose failures are retried anyway: the breaker decides "should
-// we try this dependency at all", the retry loop "this request failed, again?".
+// retry or sleep happens, and the call fails with retry.ErrBreakerOpen, its
+// last error matching ErrOpen (or ErrTooManyRequests when half-open). Use it
+// for a dependency whose failures are retried anyway: the breaker decides
+// "should we try this dependency at all", the retry loop "this request
+// failed, again?". A breaker without retries is a Retrier with
+// retry.WithMaxAttempts(1).
 //
-// PerAttempt: every attempt goes through the breaker, and every attempt's
-// outcome counts. Use it when the breaker protects a resource that each
-// attempt consumes (a connection pool, a rate-limited quota), or when several
-// callers with different retry policies share one breaker and their attempts
-// must weigh the same. A rejection ends the retry loop (it is permanent for
-// the call).
+// Config.PerAttempt: every attempt goes through the breaker, and every
+// attempt's outcome counts. Use it when the breaker protects a resource that
+// each attempt consumes (a connection pool, a rate-limited quota), or when
+// several callers with different retry policies share one breaker and their
+// attempts must weigh the same. A rejection ends the call.
 //
 // Either way the breaker counts as a failure exactly what the Retrier would
-// retry (its Classify): a timeout, a reset, a 503 — never a 400 the caller
-// caused, which counts as a success (the dependency answered). A call the
-// caller cancelled is not counted at all.
+// retry: a timeout, a reset, a 503, an error no classifier recognises —
+// never a 400 the caller caused, nor a permanent error, which count as
+// successes (the dependency answered). A call the caller cancelled, or that
+// sent nothing, is not counted at all. An open breaker's Counts read zero:
+// it counts nothing while it rejects.
 //
 // # Defaults
 //
-//	| setting     | zero value means                                                 |
-//	|-------------|------------------------------------------------------------------|
-//	| MaxRequests | 1 probe while half-open; that many successes close the breaker   |
-//	| Interval    | counts are cleared only when the state changes                   |
-//	| Timeout     | 60s open before going half-open (gobreaker's default)            |
+//	| setting     | zero value means                                                  |
+//	|-------------|-------------------------------------------------------------------|
+//	| MaxRequests | 1 probe while half-open; that many successes close the breaker    |
+//	| Interval    | counts are cleared only when the state changes                    |
+//	| Timeout     | 60s open before going half-open (gobreaker's default)             |
 //	| ReadyToTrip | open after more than 5 consecutive failures (gobreaker's default) |
-//	| placement   | outside the retry loop                                           |
+//	| PerAttempt  | false: around the whole retried call                              |
+//	| MaxKeys     | 10,000 keys; a call for a new key past that runs without one      |
+//	| NewCircuit  | a local gobreaker TwoStepCircuitBreaker per key                   |
 //
-// Cooldowns, keyed by (host, model) or any comparable key, remember a 503 with
-// Retry-After: later calls for that key fail locally, with a *CooldownError
-// that says so and until when, instead of spending a request to be told the
-// same. Their zero values: 10,000 keys at most; a Retry-After longer than an
-// hour is held for an hour.
+// # Cooldowns
 //
-// Each component reports through its own hook, the way gobreaker does:
-// Settings.OnStateChange hears every change of a breaker's state, and
-// CooldownSettings.OnCooldown every cooldown that starts; (*Breaker).State and
-// Counts read a breaker at any time, for health endpoints and metrics. The
-// retry loop's hook and logger (retry.WithHook, retry.WithLogger) see the
-// attempts inside. With many instances,
-// the nested module github.com/retrykit/retry/breaker/redis keeps the
-// breaker's state in Redis so that a fleet opens together.
+// A server that answers 503 (or gRPC UNAVAILABLE) with a Retry-After has
+// said when to come back. Cooldowns remembers it per key: every attempt to
+// that key, from any call of any Retrier sharing the registry, waits until
+// the cooldown ends before it is sent — or, when that is longer than the
+// call can wait (the policy's MaxDelay, its MaxElapsed, the context's
+// deadline), the call fails at once with a *CooldownError that says until
+// when, and nothing was sent. A hedge is not sent to a key cooling down.
+// Its zero values: 10,000 keys at most; a Retry-After longer than an hour is
+// held for an hour.
+//
+// # Observation
+//
+// Breakers and cooldowns report through the observer of the call that moved
+// them (retry.WithObserver): an observe.BreakerChanged event for each change
+// of a breaker's state (a Transition), an observe.CooldownStarted for each
+// cooldown, and observe.CooldownWaited for each wait one imposed. State and
+// Counts read a key's breaker at any time, for health endpoints.
+//
+// With many instances, the nested module github.com/retrykit/retry/breaker/redis
+// keeps each key's breaker in Redis (Config.NewCircuit) so that a fleet opens
+// together.
 package breaker

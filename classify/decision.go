@@ -66,6 +66,16 @@ const (
 	ReasonTooManyRedirects  = "too many redirects"
 )
 
+// Reasons of the idempotency protocol (package idempotency's client, its
+// store and the Idempotency-Key answers of a server).
+const (
+	ReasonKeyInProgress = "idempotency key in progress"
+	ReasonKeyReuse      = "idempotency key reused"
+	ReasonNotRetained   = "idempotent result not retained"
+	ReasonStoredFailure = "idempotent failure kept"
+	ReasonClaimLost     = "idempotency claim lost"
+)
+
 // Decision is what a classifier says about one failure.
 //
 // The zero value is "no opinion".

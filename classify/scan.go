@@ -26,6 +26,7 @@ type facts struct {
 	unexpectedEOF, eof, urlError                   bool
 	deadline, dialTimeout, certificate             bool
 	marker                                         *marked
+	said                                           *said
 	status                                         statusCoder
 	retryAfter                                     retryAfterer
 	sqlState                                       sqlStater
@@ -83,6 +84,10 @@ func (f *facts) note(err error) {
 	case *marked:
 		if f.marker == nil {
 			f.marker = e
+		}
+	case *said:
+		if f.said == nil {
+			f.said = e
 		}
 	case *url.Error:
 		f.urlError = true

@@ -318,7 +318,7 @@ func TestATimedOutAttemptCollectsTheFirstExecutionsResult(t *testing.T) {
 		assert.True(t, replayed, "the result is the first execution's, replayed")
 		assert.Equal(t, "created", readAll(t, resp))
 		assert.Equal(t, 1, srv.runs, "the work ran once")
-		assert.Equal(t, []string{classify.ReasonTimeout, idempotency.ReasonInProgress}, waits,
+		assert.Equal(t, []string{classify.ReasonTimeout, classify.ReasonKeyInProgress}, waits,
 			"a timeout (retried: the call is keyed), then in progress (waited out)")
 		assert.Equal(t, 3, res.Attempts)
 		took := time.Since(start) // 300ms timeout + 100ms + a 1s Retry-After (plus at most a tenth)

@@ -155,15 +155,6 @@ func ReplayOf(resp *http.Response) (execution string, replay bool) {
 	return h.Get(HeaderReplayOf), true
 }
 
-// Reasons reported by Classify: stable labels for logs and metrics.
-const (
-	ReasonInProgress    = "idempotency key in progress"
-	ReasonKeyReuse      = "idempotency key reused"
-	ReasonNotRetained   = "idempotent result not retained"
-	ReasonStoredFailure = "idempotent failure kept"
-	ReasonClaimLost     = "idempotency claim lost"
-)
-
 // Classify is the classifier for idempotent calls; give it to the retry loop
 // with retry.WithClassifier. It recognises the idempotency failures in an
 // error's chain — an *Error, or a *classify.StatusError whose Kind is one of
@@ -181,15 +172,15 @@ const (
 func Classify(err error) classify.Decision {
 	switch reasonOf(err) {
 	case ErrInProgress:
-		return classify.Decision{Verdict: classify.Retry, Reason: ReasonInProgress, RetryAfter: retryAfterOf(err)}
+		return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonKeyInProgress, RetryAfter: retryAfterOf(err)}
 	case ErrKeyReuse:
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonKeyReuse}
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonKeyReuse}
 	case ErrNotRetained:
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonNotRetained}
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonNotRetained}
 	case ErrStoredFailure:
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonStoredFailure}
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonStoredFailure}
 	case ErrClaimLost:
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonClaimLost}
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonClaimLost}
 	}
 	return classify.Decision{}
 }

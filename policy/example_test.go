@@ -24,7 +24,7 @@ func ExamplePolicy_Next() {
 	// Output:
 	// 1 1s continue
 	// 2 2s continue
-	// 3 0s attempts exhausted
+	// 3 0s max-attempts
 }
 
 func ExampleLLMCall() {
@@ -36,5 +36,5 @@ func ExampleLLMCall() {
 	fmt.Println(p.Next(policy.State{Attempt: 1, ClassFailures: 1}, rateLimited, 0))
 	// Output:
 	// 4 true 1m0s
-	// 1m30s wait too long
+	// 1m30s wait-too-long
 }

@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"strconv"
@@ -62,40 +62,70 @@ type Policy struct {
 	RequireKey bool
 }
 
-// Stop is the outcome of Next: Continue, or why the call must stop.
+// Stop is why a call stopped: the one list of reasons every part of the
+// library derives from (the retry package's sentinel errors, a dead letter's
+// stop reason, the outcome attribute of the metrics, the status an
+// integration answers). Next returns Continue or one of the reasons it
+// decides; the retry loop sets the others (StopBudget and after).
 type Stop uint8
 
-// The outcomes of Next, in the order Next checks them.
+// The reasons a call stops: first the outcomes of Next, in the order Next
+// checks them, then those the retry loop decides around it.
 const (
 	Continue          Stop = iota // retry after the returned delay
 	StopPermanent                 // the classifier said the failure is not transient
-	StopNotIdempotent             // the attempt timed out; repeating it is not known to be safe
+	StopNotIdempotent             // the attempt may have reached the server; repeating it is not known to be safe
 	StopAttempts                  // MaxAttempts reached
 	StopClassLimit                // the failure's class used up its Limit of retries in this call
 	StopWaitTooLong               // the server asked to wait longer than MaxDelay
 	StopElapsed                   // the next attempt would start after MaxElapsed
 	StopDeadline                  // the wait would outlast the context's deadline
-	StopBudget                    // the shared retry budget refused (reported by the retry loop)
+	StopBudget                    // the shared retry budget refused the retry
+	StopKeyRequired               // the policy requires an idempotency key and the call had none; nothing ran
+	StopLimited                   // the client-side rate limiter refused the attempt; nothing was sent
+	StopOpen                      // the circuit breaker refused the call; nothing was sent
+	StopCanceled                  // the caller's context ended (cancelled, or its deadline passed)
+	numStops
 )
 
-var stopNames = [...]string{
+// stopLabels are the stable labels of String: what a dead letter stores and
+// a metric reports, so they never change once shipped.
+var stopLabels = [numStops]string{
 	Continue:          "continue",
-	StopPermanent:     "permanent failure",
-	StopNotIdempotent: "not idempotent",
-	StopAttempts:      "attempts exhausted",
-	StopClassLimit:    "class limit reached",
-	StopWaitTooLong:   "wait too long",
-	StopElapsed:       "time budget exhausted",
-	StopDeadline:      "deadline too close",
-	StopBudget:        "budget exhausted",
+	StopPermanent:     "permanent",
+	StopNotIdempotent: "not-idempotent",
+	StopAttempts:      "max-attempts",
+	StopClassLimit:    "class-limit",
+	StopWaitTooLong:   "wait-too-long",
+	StopElapsed:       "elapsed",
+	StopDeadline:      "deadline",
+	StopBudget:        "budget",
+	StopKeyRequired:   "key-required",
+	StopLimited:       "limited",
+	StopOpen:          "breaker-open",
+	StopCanceled:      "canceled",
 }
 
-// String returns a short description, e.g. "attempts exhausted".
+// String returns the reason's stable label, e.g. "max-attempts", fit for
+// logs, metrics and stored records.
 func (s Stop) String() string {
-	if int(s) < len(stopNames) {
-		return stopNames[s]
+	if s < numStops {
+		return stopLabels[s]
 	}
-	return fmt.Sprintf("stop(%d)", uint8(s))
+	return "stop(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Stops lists every reason a call can stop, Continue excluded, in order:
+// what a table derived from the list (a metric's outcomes, a status
+// mapping) is tested against.
+func Stops() iter.Seq[Stop] {
+	return func(yield func(Stop) bool) {
+		for s := StopPermanent; s < numStops; s++ {
+			if !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // State describes a call right after a failed attempt. The retry loop fills

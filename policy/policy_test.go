@@ -186,9 +186,20 @@ func TestPresets(t *testing.T) {
 	assert.Equal(t, 1, hc.Attempts())
 }
 
-func TestStopString(t *testing.T) {
-	assert.Equal(t, "attempts exhausted", policy.StopAttempts.String())
+func TestStopLabelsAreStableAndDistinct(t *testing.T) {
+	assert.Equal(t, "max-attempts", policy.StopAttempts.String())
 	assert.Equal(t, "stop(200)", policy.Stop(200).String())
+	seen := map[string]policy.Stop{}
+	n := 0
+	for s := range policy.Stops() {
+		n++
+		label := s.String()
+		assert.Regexp(t, `^[a-z]+(-[a-z]+)*$`, label, "a label is lower-case words joined by hyphens")
+		prev, dup := seen[label]
+		assert.False(t, dup, "%d and %d share the label %q", prev, s, label)
+		seen[label] = s
+	}
+	assert.Equal(t, 12, n, "every reason is listed once, Continue excluded")
 }
 
 var sinkD time.Duration

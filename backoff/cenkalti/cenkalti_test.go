@@ -183,7 +183,7 @@ func TestFromOtherTypes(t *testing.T) {
 }
 
 func TestClassifyRecognisesV4sPermanentMarker(t *testing.T) {
-	stop := classify.Decision{Verdict: classify.Stop, Reason: cenkalti.ReasonPermanent}
+	stop := classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonMarkedPermanent}
 	tests := []struct {
 		name string
 		err  error

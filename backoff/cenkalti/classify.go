@@ -5,9 +5,6 @@ import (
 	"github.com/retrykit/retry/classify"
 )
 
-// ReasonPermanent is the Reason of the decision Classify makes.
-const ReasonPermanent = "marked permanent by cenkalti/backoff"
-
 // Classify stops on an error that carries v4's permanent marker — a
 // *backoff.PermanentError, made by backoff.Permanent — anywhere in its chain,
 // as v4's Retry does; it has no opinion on any other error. Like
@@ -19,7 +16,7 @@ const ReasonPermanent = "marked permanent by cenkalti/backoff"
 // classify.Default, those errors still stop at once.
 func Classify(err error) classify.Decision {
 	if marked(err) {
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonPermanent}
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonMarkedPermanent}
 	}
 	return classify.Decision{}
 }

@@ -159,7 +159,7 @@ func TestV4RetryPermanent(t *testing.T) {
 					assert.ErrorIs(t, err, retry.ErrPermanent)
 					var re *retry.Error
 					require.ErrorAs(t, err, &re)
-					assert.Equal(t, cenkalti.ReasonPermanent, re.Decision.Reason)
+					assert.Equal(t, classify.ReasonMarkedPermanent, re.Decision.Reason)
 				}
 			})
 		})
