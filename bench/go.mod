@@ -12,6 +12,7 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
 	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/stretchr/testify v1.12.1
@@ -68,3 +69,5 @@ replace github.com/retrykit/retry/grpcretry => ../grpcretry
 replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
 
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
+
+replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest

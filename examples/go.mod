@@ -6,6 +6,8 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
+	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
@@ -77,3 +79,7 @@ replace github.com/retrykit/retry/grpcretry => ../grpcretry
 replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
 
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
+
+replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
+
+replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
