@@ -5,9 +5,9 @@ go 1.25.0
 require (
 	github.com/mattn/go-isatty v0.0.24
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/retrykit/retry v0.0.0
-	github.com/retrykit/retry/dlq/redis v0.0.0
-	github.com/retrykit/retry/dlq/sqlite v0.0.0
+	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry/dlq/sqlite v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
 	go.uber.org/goleak v1.3.0
 )

@@ -4,7 +4,7 @@ go 1.25
 
 require (
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
 	go.uber.org/goleak v1.3.0
 )

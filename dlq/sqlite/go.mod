@@ -3,7 +3,7 @@ module github.com/retrykit/retry/dlq/sqlite
 go 1.25.0
 
 require (
-	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.59.0
 )
