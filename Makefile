@@ -1,7 +1,9 @@
-# The README's test command is `make test`: gofmt, vet and the race-enabled
+# The README's test command is `make test`: gofmt, .ci/check-modules (the
+# modules require real, agreeing versions of this repository's modules and do
+# not import the root module's internal packages), vet and the race-enabled
 # tests in every module of the workspace (go.work). Every module runs even
-# when an earlier one fails; the summary names each failing module, and the
-# target fails if any did.
+# when an earlier one fails or a check does; the summary names each failing
+# module or check, and the target fails if any did.
 MODULES := $(shell go list -m -f '{{.Dir}}')
 
 .PHONY: test fmt bench fuzz
@@ -10,6 +12,7 @@ test:
 	@failed=""; \
 	unformatted=$$(gofmt -l $(MODULES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; failed="gofmt"; fi; \
+	bash .ci/check-modules || failed="$$failed check-modules"; \
 	for dir in $(MODULES); do \
 		echo "== $$dir"; \
 		(cd $$dir && go vet ./... && go test -race -count=1 ./...) || failed="$$failed $$dir"; \

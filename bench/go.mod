@@ -11,8 +11,9 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/retrykit/retry v0.0.0
-	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
+	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
+	github.com/retrykit/retry/otelretry v0.1.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -49,9 +50,9 @@ require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/retrykit/retry/grpcretry v0.0.0
-	github.com/retrykit/retry/idempotency/postgres v0.0.0
-	github.com/retrykit/retry/sqlretry v0.0.0
+	github.com/retrykit/retry/grpcretry v0.1.0
+	github.com/retrykit/retry/idempotency/postgres v0.1.0
+	github.com/retrykit/retry/sqlretry v0.1.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
@@ -68,3 +69,5 @@ replace github.com/retrykit/retry/grpcretry => ../grpcretry
 replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
 
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
+
+replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest

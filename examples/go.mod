@@ -5,8 +5,10 @@ go 1.26.0
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/retrykit/retry v0.0.0
-	github.com/retrykit/retry/otelretry v0.0.0-00010101000000-000000000000
+	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
+	github.com/retrykit/retry/internal/redistest v0.1.0
+	github.com/retrykit/retry/otelretry v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
@@ -53,12 +55,12 @@ require (
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/retrykit/retry/dlq/redis v0.0.0
-	github.com/retrykit/retry/dlq/sqlite v0.0.0
-	github.com/retrykit/retry/grpcretry v0.0.0
-	github.com/retrykit/retry/idempotency/postgres v0.0.0
-	github.com/retrykit/retry/idempotency/redis v0.0.0
-	github.com/retrykit/retry/sqlretry v0.0.0 // indirect
+	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry/dlq/sqlite v0.1.0
+	github.com/retrykit/retry/grpcretry v0.1.0
+	github.com/retrykit/retry/idempotency/postgres v0.1.0
+	github.com/retrykit/retry/idempotency/redis v0.1.0
+	github.com/retrykit/retry/sqlretry v0.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 )
 
@@ -77,3 +79,7 @@ replace github.com/retrykit/retry/grpcretry => ../grpcretry
 replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgres
 
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
+
+replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
+
+replace github.com/retrykit/retry/internal/redistest => ../internal/redistest

@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/retrykit/retry => ../
 
 require (
-	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry v0.1.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/retrykit/retry/budget"
-	"github.com/retrykit/retry/internal/argerr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -44,7 +43,7 @@ func ObserveBudget(name string, b budget.Budget, opts ...Option) (metric.Registr
 			return observeRatio(m, b, set)
 		}
 	}
-	return nil, argerr.New("otelretry.ObserveBudget", b, "the budget must be a *budget.TokenBucket or a *budget.Ratio made by its constructor")
+	return nil, invalid("otelretry.ObserveBudget", b, "the budget must be a *budget.TokenBucket or a *budget.Ratio made by its constructor")
 }
 
 func refusals(m metric.Meter) (metric.Int64ObservableCounter, error) {

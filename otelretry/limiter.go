@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 
-	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/limit"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -57,9 +56,9 @@ func ObserveLimiter(name string, l limit.Limiter, opts ...Option) (metric.Regist
 	v, _ := l.(interface{ Validate() error })
 	switch {
 	case rater == nil && rejecter == nil:
-		return nil, argerr.New("otelretry.ObserveLimiter", l, "the limiter must report its Rate or RejectProbability (a *limit.Adaptive, a *limit.Throttler, limit/redis's *Limiter; for a limit.Keyed, each key's limiter from Get)")
+		return nil, invalid("otelretry.ObserveLimiter", l, "the limiter must report its Rate or RejectProbability (a *limit.Adaptive, a *limit.Throttler, limit/redis's *Limiter; for a limit.Keyed, each key's limiter from Get)")
 	case v != nil && v.Validate() != nil:
-		return nil, argerr.New("otelretry.ObserveLimiter", l, "the limiter must be made by its constructor")
+		return nil, invalid("otelretry.ObserveLimiter", l, "the limiter must be made by its constructor")
 	}
 	return observeLimiter(c.mp.Meter(scope), rater, rejecter, newObsOpts(KeyLimiter.String(name)))
 }

@@ -1,8 +1,9 @@
 package otelretry
 
 import (
+	"errors"
+
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/internal/argerr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -40,7 +41,7 @@ func (o meterProvider) applyRetrier(c *config) *retry.InvalidError { return o.ap
 
 func (o meterProvider) apply(c *config) *retry.InvalidError {
 	if o.mp == nil {
-		return argerr.New("otelretry.WithMeterProvider", nil, "must not be nil")
+		return invalid("otelretry.WithMeterProvider", nil, "must not be nil")
 	}
 	c.mp = o.mp
 	return nil
@@ -54,7 +55,7 @@ type tracerProvider struct{ tp trace.TracerProvider }
 
 func (o tracerProvider) applyRetrier(c *config) *retry.InvalidError {
 	if o.tp == nil {
-		return argerr.New("otelretry.WithTracerProvider", nil, "must not be nil")
+		return invalid("otelretry.WithTracerProvider", nil, "must not be nil")
 	}
 	c.tp = o.tp
 	return nil
@@ -83,7 +84,7 @@ func configure(opts []Option) (config, error) {
 	c := config{mp: otel.GetMeterProvider(), tp: otel.GetTracerProvider()}
 	for _, o := range opts {
 		if o == nil {
-			return c, argerr.New("otelretry.Option", nil, "must not be nil")
+			return c, invalid("otelretry.Option", nil, "must not be nil")
 		}
 		if err := o.apply(&c); err != nil {
 			return c, err
@@ -96,7 +97,7 @@ func configureRetrier(opts []RetrierOption) (config, error) {
 	c := config{mp: otel.GetMeterProvider(), tp: otel.GetTracerProvider()}
 	for _, o := range opts {
 		if o == nil {
-			return c, argerr.New("otelretry.RetrierOption", nil, "must not be nil")
+			return c, invalid("otelretry.RetrierOption", nil, "must not be nil")
 		}
 		if err := o.applyRetrier(&c); err != nil {
 			return c, err
@@ -109,7 +110,13 @@ func configureRetrier(opts []RetrierOption) (config, error) {
 // series from another's.
 func checkName(fn, name string) error {
 	if name == "" {
-		return argerr.New(fn, name, "the name must not be empty")
+		return invalid(fn, name, "the name must not be empty")
 	}
 	return nil
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) *retry.InvalidError {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

@@ -4,7 +4,8 @@ go 1.25.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -20,3 +21,5 @@ require (
 )
 
 replace github.com/retrykit/retry => ..
+
+replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest

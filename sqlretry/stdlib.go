@@ -3,9 +3,9 @@ package sqlretry
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // errTxDone is what database/sql's Commit returns for a transaction it
@@ -59,13 +59,19 @@ func stdCommit(ctx context.Context, tx *sql.Tx) error {
 func check(name string, ctx context.Context, r *retry.Retrier, noDB, noFn bool) error {
 	switch {
 	case ctx == nil:
-		return argerr.New(name, nil, "the context must not be nil")
+		return invalid(name, nil, "the context must not be nil")
 	case r == nil:
-		return argerr.New(name, nil, "the Retrier must not be nil (build one with retry.New)")
+		return invalid(name, nil, "the Retrier must not be nil (build one with retry.New)")
 	case noDB:
-		return argerr.New(name, nil, "the database must not be nil")
+		return invalid(name, nil, "the database must not be nil")
 	case noFn:
-		return argerr.New(name, nil, "fn must not be nil")
+		return invalid(name, nil, "fn must not be nil")
 	}
 	return nil
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/breaker"
-	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/sony/gobreaker/v2"
 )
@@ -30,9 +29,9 @@ func Circuit(store *Store) func(gobreaker.Settings) (breaker.Circuit, error) {
 	return func(s gobreaker.Settings) (breaker.Circuit, error) {
 		switch {
 		case store == nil || store.client == nil:
-			return nil, argerr.New("redis.Circuit", nil, "the Store must be made by NewStore")
+			return nil, invalid("redis.Circuit", nil, "the Store must be made by NewStore")
 		case s.Name == "":
-			return nil, argerr.New("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
+			return nil, invalid("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
 		}
 		ctx, cancel := store.ctx(store.o.OpTimeout)
 		defer cancel()

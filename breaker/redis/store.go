@@ -11,7 +11,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/sony/gobreaker/v2"
 )
@@ -68,7 +68,7 @@ return 0`)
 // client or a bad option.
 func NewStore(client goredis.UniversalClient, o Options) (*Store, error) {
 	if isNil(client) {
-		return nil, argerr.New("redis.NewStore", nil, "the client must not be nil")
+		return nil, invalid("redis.NewStore", nil, "the client must not be nil")
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -86,11 +86,11 @@ func (o Options) validate() error {
 		d    time.Duration
 	}{{"LockTTL", o.LockTTL}, {"LockWait", o.LockWait}, {"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}} {
 		if f.d < 0 {
-			return argerr.New("redis.Options."+f.name, f.d, "must not be negative")
+			return invalid("redis.Options."+f.name, f.d, "must not be negative")
 		}
 	}
 	if o.LockTTL > 0 && o.LockTTL < time.Millisecond {
-		return argerr.New("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
+		return invalid("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
 	}
 	return nil
 }
@@ -117,9 +117,9 @@ func isNil(v any) bool {
 func (s *Store) check(method, name string) error {
 	switch {
 	case s == nil || s.client == nil:
-		return argerr.New("redis.Store."+method, nil, "the Store must be made by NewStore")
+		return invalid("redis.Store."+method, nil, "the Store must be made by NewStore")
 	case name == "":
-		return argerr.New("redis.Store."+method, name, "the name must not be empty")
+		return invalid("redis.Store."+method, name, "the name must not be empty")
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func (s *Store) SetData(name string, data []byte) error {
 		return err
 	}
 	if data == nil {
-		return argerr.New("redis.Store.SetData", nil, "the data must not be nil")
+		return invalid("redis.Store.SetData", nil, "the data must not be nil")
 	}
 	ctx, cancel := s.ctx(s.o.OpTimeout)
 	defer cancel()
@@ -292,4 +292,10 @@ func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

@@ -5,13 +5,15 @@ go 1.25.0
 require (
 	github.com/mattn/go-isatty v0.0.24
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/retrykit/retry v0.0.0
-	github.com/retrykit/retry/dlq/redis v0.0.0
-	github.com/retrykit/retry/dlq/sqlite v0.0.0
+	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry/dlq/sqlite v0.1.0
+	github.com/retrykit/retry/internal/redistest v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
 require (
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -30,3 +32,5 @@ replace (
 	github.com/retrykit/retry/dlq/redis => ../../dlq/redis
 	github.com/retrykit/retry/dlq/sqlite => ../../dlq/sqlite
 )
+
+replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest

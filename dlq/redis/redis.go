@@ -9,8 +9,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // Defaults for zero fields of Options.
@@ -56,9 +56,9 @@ var _ dlq.Queue = (*Queue)(nil)
 func New(client goredis.UniversalClient, o Options) (*Queue, error) {
 	switch {
 	case client == nil:
-		return nil, argerr.New("redis.New", nil, "the client must not be nil")
+		return nil, invalid("redis.New", nil, "the client must not be nil")
 	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
-		return nil, argerr.New("redis.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
+		return nil, invalid("redis.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
 	q := &Queue{c: client, prefix: o.Prefix, source: o.SourceKey, claim: o.ClaimTimeout}
 	if q.prefix == "" {
@@ -125,7 +125,7 @@ func (q *Queue) PutFrom(ctx context.Context, l dlq.Letter, list string) (stored,
 		return false, false, err
 	}
 	if list == "" {
-		return false, false, argerr.New("redis.Queue.PutFrom", list, "the list must not be empty")
+		return false, false, invalid("redis.Queue.PutFrom", list, "the list must not be empty")
 	}
 	rec, err := dlq.Encode(l)
 	if err != nil {
@@ -403,4 +403,10 @@ func decode(id, rec string) (dlq.Letter, error) {
 		return dlq.Letter{}, fmt.Errorf("dlq/redis: letter %s: %w", id, err)
 	}
 	return l, nil
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

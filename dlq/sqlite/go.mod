@@ -3,12 +3,13 @@ module github.com/retrykit/retry/dlq/sqlite
 go 1.25.0
 
 require (
-	github.com/retrykit/retry v0.0.0
+	github.com/retrykit/retry v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.59.0
 )
 
 require (
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect

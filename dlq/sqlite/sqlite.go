@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
-	"github.com/retrykit/retry/internal/argerr"
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
 
@@ -111,13 +111,13 @@ func Open(ctx context.Context, path string, o Options) (*Queue, error) {
 func (o Options) validate(ctx context.Context, path string) error {
 	switch {
 	case ctx == nil:
-		return argerr.New("sqlite.Open", nil, "the context must not be nil")
+		return invalid("sqlite.Open", nil, "the context must not be nil")
 	case path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:"):
-		return argerr.New("sqlite.Open", path, "the path must be a plain file path, without ? or # (and not a file: URI)")
+		return invalid("sqlite.Open", path, "the path must be a plain file path, without ? or # (and not a file: URI)")
 	case o.BusyTimeout < 0 || o.BusyTimeout > 0 && o.BusyTimeout < time.Millisecond:
-		return argerr.New("sqlite.Options.BusyTimeout", o.BusyTimeout, "must be at least 1ms (0 means 5s)")
+		return invalid("sqlite.Options.BusyTimeout", o.BusyTimeout, "must be at least 1ms (0 means 5s)")
 	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
-		return argerr.New("sqlite.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
+		return invalid("sqlite.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
 	return nil
 }
@@ -466,4 +466,10 @@ func cmpOr(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

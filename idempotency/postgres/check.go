@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // ready refuses a Store not made by New and a nil context.
@@ -13,9 +14,9 @@ func (s *Store) ready(ctx context.Context, method string) error {
 	name := "postgres.Store." + method
 	switch {
 	case s == nil || s.pool == nil:
-		return argerr.New(name, nil, "the Store must be made by New")
+		return invalid(name, nil, "the Store must be made by New")
 	case ctx == nil:
-		return argerr.New(name, nil, "the context must not be nil")
+		return invalid(name, nil, "the context must not be nil")
 	}
 	return nil
 }
@@ -29,9 +30,9 @@ func (s *Store) check(ctx context.Context, method string, key idempotency.StoreK
 	name := "postgres.Store." + method
 	switch {
 	case key.Key == "":
-		return argerr.New(name, `""`, "the key must not be empty")
+		return invalid(name, `""`, "the key must not be empty")
 	case d < time.Microsecond:
-		return argerr.New(name, d, "the lease or retention must be at least 1µs")
+		return invalid(name, d, "the lease or retention must be at least 1µs")
 	}
 	return nil
 }
@@ -42,7 +43,7 @@ func (s *Store) checkToken(ctx context.Context, method string, key idempotency.S
 		return err
 	}
 	if token == "" {
-		return argerr.New("postgres.Store."+method, token, "the token must not be empty")
+		return invalid("postgres.Store."+method, token, "the token must not be empty")
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func (s *Store) checkRecord(ctx context.Context, method string, key idempotency.
 		return err
 	}
 	if err := rec.Validate(); err != nil {
-		return argerr.New("postgres.Store."+method, rec.Status, "bad record: "+err.Error())
+		return invalid("postgres.Store."+method, rec.Status, "bad record: "+err.Error())
 	}
 	return nil
 }
@@ -61,7 +62,13 @@ func (s *Store) checkRecord(ctx context.Context, method string, key idempotency.
 // checkFinal is checkRecord for a final record.
 func (s *Store) checkFinal(ctx context.Context, method string, key idempotency.StoreKey, rec idempotency.Record, d time.Duration) error {
 	if !rec.Status.Final() {
-		return argerr.New("postgres.Store."+method, rec.Status, "the record must be final")
+		return invalid("postgres.Store."+method, rec.Status, "the record must be final")
 	}
 	return s.checkRecord(ctx, method, key, rec, d)
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }

@@ -2,11 +2,12 @@ module github.com/retrykit/retry/idempotency/postgres
 
 go 1.25.0
 
-require github.com/retrykit/retry v0.0.0
+require github.com/retrykit/retry v0.1.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/retrykit/retry/sqlretry v0.0.0
+	github.com/retrykit/retry/internal/pgtest v0.1.0
+	github.com/retrykit/retry/sqlretry v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -24,3 +25,5 @@ require (
 replace github.com/retrykit/retry => ../..
 
 replace github.com/retrykit/retry/sqlretry => ../../sqlretry
+
+replace github.com/retrykit/retry/internal/pgtest => ../../internal/pgtest

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/idempotency"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // config is what the options set.
@@ -27,7 +26,7 @@ type Option func(*config) error
 func WithTable(name string) Option {
 	return func(c *config) error {
 		if !identifier.MatchString(name) {
-			return argerr.New("postgres.WithTable", name, "must be a lower-case SQL name ([a-z_][a-z0-9_]*, optionally schema.name)")
+			return invalid("postgres.WithTable", name, "must be a lower-case SQL name ([a-z_][a-z0-9_]*, optionally schema.name)")
 		}
 		c.table = name
 		return nil
@@ -39,7 +38,7 @@ func WithTable(name string) Option {
 func WithRetention(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return argerr.New("postgres.WithRetention", d, "must be at least 1ms")
+			return invalid("postgres.WithRetention", d, "must be at least 1ms")
 		}
 		c.retention = d
 		return nil

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retrykit/retry/idempotency"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // DefaultTable is the name of the store's table.
@@ -44,12 +43,12 @@ type statements struct{ claim, extend, complete, release, lookup, insert, purge 
 // or bad Option, is a *retry.InvalidError.
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
-		return nil, argerr.New("postgres.New", nil, "the pool must not be nil")
+		return nil, invalid("postgres.New", nil, "the pool must not be nil")
 	}
 	cfg := defaults()
 	for _, o := range opts {
 		if o == nil {
-			return nil, argerr.New("postgres.Option", nil, "must not be nil")
+			return nil, invalid("postgres.Option", nil, "must not be nil")
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -131,7 +130,7 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,
 // concurrent claim of the same key commits in the middle of it).
 func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
 	if rec.Status != idempotency.InProgress {
-		return idempotency.Record{}, false, argerr.New("postgres.Store.Claim", rec.Status, "the record must be InProgress")
+		return idempotency.Record{}, false, invalid("postgres.Store.Claim", rec.Status, "the record must be InProgress")
 	}
 	if err := s.checkRecord(ctx, "Claim", key, rec, lease); err != nil {
 		return idempotency.Record{}, false, err

@@ -12,7 +12,6 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
-	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/sqlretry"
 )
 
@@ -77,9 +76,9 @@ func (s *Store) checkTx(ctx context.Context, r *retry.Retrier, key string, fn fu
 	}
 	switch {
 	case r == nil:
-		return argerr.New("postgres.Store.Tx", nil, "the Retrier must not be nil (build one with retry.New)")
+		return invalid("postgres.Store.Tx", nil, "the Retrier must not be nil (build one with retry.New)")
 	case fn == nil:
-		return argerr.New("postgres.Store.Tx", nil, "fn must not be nil")
+		return invalid("postgres.Store.Tx", nil, "fn must not be nil")
 	}
 	return idempotency.ValidateKey(key)
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
 // DefaultPrefix is put before every key the store writes.
@@ -81,12 +81,12 @@ func WithPrefix(prefix string) Option {
 // A nil c, or a nil Option, is a *retry.InvalidError.
 func New(c goredis.Scripter, opts ...Option) (*Store, error) {
 	if isNil(c) {
-		return nil, argerr.New("redis.New", nil, "the client must not be nil")
+		return nil, invalid("redis.New", nil, "the client must not be nil")
 	}
 	cfg := config{prefix: DefaultPrefix}
 	for _, o := range opts {
 		if o == nil {
-			return nil, argerr.New("redis.Option", nil, "must not be nil")
+			return nil, invalid("redis.Option", nil, "must not be nil")
 		}
 		o(&cfg)
 	}
@@ -106,7 +106,7 @@ func isNil(v any) bool {
 // Claim implements idempotency.Store.
 func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, lease time.Duration) (idempotency.Record, bool, error) {
 	if rec.Status != idempotency.InProgress {
-		return idempotency.Record{}, false, argerr.New("redis.Store.Claim", rec.Status, "the record must be InProgress")
+		return idempotency.Record{}, false, invalid("redis.Store.Claim", rec.Status, "the record must be InProgress")
 	}
 	v, err := encode("Claim", rec)
 	if err == nil {
@@ -140,7 +140,7 @@ func (s *Store) Extend(ctx context.Context, key idempotency.StoreKey, token stri
 // Complete implements idempotency.Store.
 func (s *Store) Complete(ctx context.Context, key idempotency.StoreKey, rec idempotency.Record, retention time.Duration) error {
 	if !rec.Status.Final() {
-		return argerr.New("redis.Store.Complete", rec.Status, "the record must be final")
+		return invalid("redis.Store.Complete", rec.Status, "the record must be final")
 	}
 	v, err := encode("Complete", rec)
 	if err == nil {
@@ -175,7 +175,7 @@ func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, k
 func encode(method string, rec idempotency.Record) (string, error) {
 	b, err := rec.MarshalBinary()
 	if err != nil {
-		return "", argerr.New("redis.Store."+method, rec.Status, "bad record: "+err.Error())
+		return "", invalid("redis.Store."+method, rec.Status, "bad record: "+err.Error())
 	}
 	return string(b), nil
 }
@@ -187,13 +187,13 @@ func (s *Store) check(ctx context.Context, method string, key idempotency.StoreK
 	name := "redis.Store." + method
 	switch {
 	case s == nil || s.c == nil:
-		return argerr.New(name, nil, "the Store must be made by New")
+		return invalid(name, nil, "the Store must be made by New")
 	case ctx == nil:
-		return argerr.New(name, nil, "the context must not be nil")
+		return invalid(name, nil, "the context must not be nil")
 	case key.Key == "":
-		return argerr.New(name, `""`, "the key must not be empty")
+		return invalid(name, `""`, "the key must not be empty")
 	case d < time.Millisecond:
-		return argerr.New(name, d, "the lease or retention must be at least 1ms")
+		return invalid(name, d, "the lease or retention must be at least 1ms")
 	}
 	return nil
 }
@@ -204,7 +204,7 @@ func (s *Store) checkToken(ctx context.Context, method string, key idempotency.S
 		return err
 	}
 	if token == "" {
-		return argerr.New("redis.Store."+method, token, "the token must not be empty")
+		return invalid("redis.Store."+method, token, "the token must not be empty")
 	}
 	return nil
 }
@@ -215,3 +215,9 @@ func (s *Store) redisKey(key idempotency.StoreKey) string { return s.prefix + ke
 
 // ms is a duration in whole milliseconds, as PX and PEXPIRE take it.
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
+}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/limit"
 	lredis "github.com/retrykit/retry/limit/redis"
 	"github.com/stretchr/testify/assert"
@@ -33,7 +33,7 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"Limiter{}.Validate", zero.Validate()},
 	}
 	for _, tt := range invalid {
-		t.Run(tt.name, func(t *testing.T) { assert.ErrorIs(t, tt.err, argerr.ErrInvalid) })
+		t.Run(tt.name, func(t *testing.T) { assert.ErrorIs(t, tt.err, retry.ErrInvalid) })
 	}
 	for _, l := range []*lredis.Limiter{nilL, zero} {
 		assert.False(t, l.Acquire(context.Background(), time.Second))

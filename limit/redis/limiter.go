@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -10,7 +11,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/retrykit/retry/limit"
 )
@@ -65,9 +66,9 @@ var _ limit.Limiter = (*Limiter)(nil)
 func New(client goredis.UniversalClient, name string, o Options) (*Limiter, error) {
 	switch {
 	case client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil():
-		return nil, argerr.New("redis.New", nil, "the client must not be nil")
+		return nil, invalid("redis.New", nil, "the client must not be nil")
 	case name == "":
-		return nil, argerr.New("redis.New", name, "the limit needs a name: it is its key in Redis")
+		return nil, invalid("redis.New", name, "the limit needs a name: it is its key in Redis")
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -91,11 +92,11 @@ func (o Options) validate() error {
 		d    time.Duration
 	}{{"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}, {"Sync", o.Sync}, {"TTL", o.TTL}} {
 		if f.d < 0 {
-			return argerr.Field("redis.Options."+f.name, f.d, "must not be negative")
+			return invalid("redis.Options."+f.name, f.d, "must not be negative")
 		}
 	}
 	if o.TTL > 0 && o.TTL < time.Millisecond {
-		return argerr.Field("redis.Options.TTL", o.TTL, "must be at least 1ms")
+		return invalid("redis.Options.TTL", o.TTL, "must be at least 1ms")
 	}
 	return nil
 }
@@ -126,7 +127,7 @@ func orDefault[T float64 | time.Duration](v, d T) T {
 // Validate reports a Limiter not made by New.
 func (l *Limiter) Validate() error {
 	if l == nil || l.local == nil {
-		return argerr.New("redis.Limiter", nil, "must be made by redis.New")
+		return invalid("redis.Limiter", nil, "must be made by redis.New")
 	}
 	return nil
 }
@@ -255,4 +256,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// invalid returns the *retry.InvalidError for a bad argument or option:
+// "name(value): reason".
+func invalid(name string, value any, reason string) error {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
