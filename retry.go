@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"slices"
 
 	"github.com/retrykit/retry/backoff/cenkalti"
 	"github.com/retrykit/retry/breaker"
@@ -22,6 +23,7 @@ import (
 // The zero Retrier behaves as New() with no options. A nil *Retrier is a
 // mistake, not a configuration: every call on it returns an *InvalidError.
 type Retrier struct {
+	c          config // what it was built from, for With
 	p          policy.Policy
 	classifier classify.Func
 	obs        observe.Observer // every observer, joined; nil: none
@@ -44,7 +46,37 @@ var defaultRetrier = build(config{})
 // is still returned, and fails every call with that error without running the
 // operation: a discarded error cannot turn into the defaults.
 func New(opts ...Option) (*Retrier, error) {
-	var c config
+	return config{}.build(opts)
+}
+
+// With returns a Retrier with r's configuration and opts applied after it:
+// the same stages — budget, limiter, breakers, cooldowns, observers, shared
+// with r — under an adjusted policy, for an operation that needs its own
+// (a request that may be sent only once: WithMaxAttempts(1)). It refuses a
+// bad option as New does, and a nil or refused r.
+func (r *Retrier) With(opts ...Option) (*Retrier, error) {
+	r, err := r.ready()
+	if err != nil {
+		return &Retrier{err: asInvalid(err), built: true}, err
+	}
+	return r.c.build(opts)
+}
+
+// Keyed reports whether a stage of r reads the call's key (breaker.KeyOf):
+// breakers, cooldowns, or a limiter with a method CallKeyed() bool that
+// says so. An integration sets the key only then, since a context value
+// costs an allocation per call. A nil Retrier reads none.
+func (r *Retrier) Keyed() bool {
+	if r == nil {
+		return false
+	}
+	l, ok := r.limiter.(interface{ CallKeyed() bool })
+	return r.breakers != nil || r.cooldowns != nil || ok && l.CallKeyed()
+}
+
+func (c config) build(opts []Option) (*Retrier, error) {
+	c.classifiers = slices.Clip(c.classifiers)
+	c.observers = slices.Clip(c.observers)
 	for _, o := range opts {
 		if err := c.apply(o); err != nil {
 			return &Retrier{err: err, built: true}, err
@@ -53,8 +85,15 @@ func New(opts ...Option) (*Retrier, error) {
 	return build(c), nil
 }
 
+func asInvalid(err error) *InvalidError {
+	if ie, ok := err.(*InvalidError); ok {
+		return ie
+	}
+	return invalid("Retrier", nil, err.Error())
+}
+
 func build(c config) *Retrier {
-	r := &Retrier{p: c.p, budget: c.budget, limiter: c.limiter, breakers: c.breakers, cooldowns: c.cooldowns,
+	r := &Retrier{c: c, p: c.p, budget: c.budget, limiter: c.limiter, breakers: c.breakers, cooldowns: c.cooldowns,
 		src: c.src, outermost: c.outermost, obs: join(c.observers), built: true}
 	if r.src == nil {
 		r.src = jitter.Runtime{}

@@ -759,3 +759,31 @@ func TestCenkaltiPermanentStopsTheLoop(t *testing.T) {
 	require.ErrorAs(t, err, &rerr)
 	assert.Equal(t, classify.ReasonMarkedPermanent, rerr.Decision.Reason)
 }
+
+func TestWithDerivesARetrierThatSharesTheStages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &countingBudget{}
+		b.allow.Store(100)
+		r, err := retry.New(retry.WithBudget(b), retry.WithMaxAttempts(5), retry.WithBackoff(backoff.Constant(ms)))
+		require.NoError(t, err)
+		once, err := r.With(retry.WithMaxAttempts(1))
+		require.NoError(t, err)
+		s := always(errReset)
+		_, err = once.Run(t.Context(), s.op)
+		assert.ErrorIs(t, err, retry.ErrExhausted)
+		assert.Equal(t, 1, s.calls, "the derived Retrier's own policy")
+		assert.Equal(t, int64(0), b.asked.Load(), "one attempt: the shared budget was not asked for a retry")
+		s = always(errReset)
+		_, err = r.Run(t.Context(), s.op)
+		assert.ErrorIs(t, err, retry.ErrExhausted)
+		assert.Equal(t, 5, s.calls, "the original is unchanged")
+		assert.Equal(t, int64(4), b.asked.Load(), "and shares its budget")
+
+		_, err = r.With(retry.WithMaxAttempts(0))
+		assert.ErrorIs(t, err, retry.ErrInvalid)
+		var nilRetrier *retry.Retrier
+		bad, err := nilRetrier.With()
+		assert.ErrorIs(t, err, retry.ErrInvalid)
+		assert.ErrorIs(t, bad.Do(t.Context(), s.op), retry.ErrInvalid)
+	})
+}
