@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/pgtest"
+	"github.com/retrykit/retry/observe"
 )
 
 // newPool opens a pgx pool on a fresh database, closed when t ends.
@@ -54,8 +55,8 @@ func exec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
 // retries counts the retries a Retrier schedules, by reason.
 type retries struct{ serialization, deadlock, other atomic.Int64 }
 
-func (c *retries) hook(_ context.Context, e retry.Event) {
-	if e.Kind != retry.RetryScheduled {
+func (c *retries) hook(_ context.Context, e observe.Event) {
+	if e.Kind != observe.RetryScheduled {
 		return
 	}
 	switch e.Decision.Reason {
@@ -75,7 +76,7 @@ func newRetrier(t testing.TB, c *retries, opts ...retry.Option) *retry.Retrier {
 	opts = append([]retry.Option{
 		retry.WithMaxAttempts(100),
 		retry.WithBackoff(backoff.Exponential{Base: time.Millisecond, MaxDelay: 20 * time.Millisecond}),
-		retry.WithHook(c.hook),
+		retry.WithObserver(observe.Func(c.hook)),
 	}, opts...)
 	r, err := retry.New(opts...)
 	if err != nil {

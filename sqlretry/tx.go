@@ -39,10 +39,10 @@ type txn[T any] struct {
 func run[T any](ctx context.Context, r *retry.Retrier, begin func(context.Context) (txn[T], error),
 	fn func(context.Context, T) error) (retry.Stats, error) {
 	return r.Run(ctx, func(actx context.Context) error {
-		err := attempt(actx, r, begin, fn)
+		err := attempt(actx, begin, fn)
 		var early *earlyError
 		if errors.As(err, &early) {
-			return beforeCommit(ctx, r, early.err)
+			return beforeCommit(ctx, early.err)
 		}
 		return err
 	})
@@ -50,7 +50,7 @@ func run[T any](ctx context.Context, r *retry.Retrier, begin func(context.Contex
 
 // attempt runs one transaction. A panic in fn rolls it back and goes on up.
 // A failure before COMMIT comes back as an *earlyError.
-func attempt[T any](ctx context.Context, r *retry.Retrier, begin func(context.Context) (txn[T], error),
+func attempt[T any](ctx context.Context, begin func(context.Context) (txn[T], error),
 	fn func(context.Context, T) error) error {
 	t, err := begin(ctx)
 	if err != nil {
@@ -79,14 +79,14 @@ func (e *earlyError) Error() string { return e.err.Error() }
 
 // beforeCommit is the error of an attempt that failed before COMMIT was
 // sent. Nothing of it committed: the server rolls back an open transaction
-// whose session ends. So a failure the Retrier would retry only as "may still
-// be running" (a lost connection, an attempt's own timeout) is retried
+// whose session ends. So a failure the built-in table retries only as "may
+// still be running" (a lost connection, an attempt's own timeout) is retried
 // plainly. ctx is the caller's: when it has ended, the loop decides.
-func beforeCommit(ctx context.Context, r *retry.Retrier, err error) error {
+func beforeCommit(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return err
 	}
-	if d := r.Classify(err); d.Verdict == classify.Retry && d.Timeout {
+	if d := classify.Default(err); d.Verdict == classify.Retry && d.Timeout {
 		d.Timeout = false
 		return classify.Mark(err, d)
 	}
