@@ -1,17 +1,10 @@
 package classify
 
-import (
-	"context"
-	"errors"
-)
-
-// ErrRejected is matched by the error CheckResult returns for a result its
-// classifier rejected.
-var ErrRejected = errors.New(ReasonResultNotAccepted)
+import "context"
 
 // CheckResult returns op with its successful results classified by f: a
-// result f says to retry comes back with an error — matching ErrRejected and
-// marked with f's decision (Mark) — so that a retry loop treats it as a failed
+// result f says to retry comes back with an error — "result not accepted
+// (<f's reason>)", marked with f's decision (Mark) — so that a retry loop treats it as a failed
 // attempt and retries it like any failure, while the value is still returned;
 // any other verdict accepts the result. After the last attempt the retry
 // loop's *retry.Error carries that error, and DoValue returns the rejected
@@ -41,5 +34,3 @@ func CheckResult[T any](op func(context.Context) (T, error), f ResultFunc[T]) fu
 type rejected struct{ reason string }
 
 func (e *rejected) Error() string { return ReasonResultNotAccepted + " (" + e.reason + ")" }
-
-func (e *rejected) Is(target error) bool { return target == ErrRejected }

@@ -216,18 +216,6 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, classify.ReasonEmptyOutput, classify.Completion("", "stop").Reason)
 	assert.Equal(t, classify.ReasonContentFiltered, classify.Completion("partial", "content_filter").Reason)
 	assert.Equal(t, classify.NoOpinion, classify.Completion("hello", "stop").Verdict)
-
-	type reply struct{ content, finish, status string }
-	pending := func(r reply) classify.Decision {
-		if r.status == "pending" {
-			return classify.Decision{Verdict: classify.Retry, Reason: "pending"}
-		}
-		return classify.Decision{}
-	}
-	f := classify.ChainResults(func(r reply) classify.Decision { return classify.Completion(r.content, r.finish) }, nil, pending)
-	assert.Equal(t, classify.Stop, f(reply{content: "", status: "pending"}).Verdict, "an empty answer is final even if pending")
-	assert.Equal(t, classify.Retry, f(reply{content: "x", status: "pending"}).Verdict)
-	assert.Equal(t, classify.NoOpinion, f(reply{content: "x", status: "done"}).Verdict)
 }
 
 func TestDecisionString(t *testing.T) {

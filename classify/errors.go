@@ -101,11 +101,9 @@ func (f *facts) markerRule() Decision {
 	return Decision{}
 }
 
-// Context stops on context.Canceled: somebody gave up on the work. (An
+// contextRule stops on context.Canceled: somebody gave up on the work. (An
 // expired deadline is a timeout; the retry loop recognises its caller's own
 // deadline before any classifier runs.)
-func Context(err error) Decision { f := scan(err); return f.contextRule() }
-
 func (f *facts) contextRule() Decision {
 	if f.canceled {
 		return Decision{Verdict: Stop, Reason: ReasonCanceled}
@@ -137,13 +135,11 @@ func (f *facts) timeoutRule() Decision {
 	return Decision{Verdict: Retry, Reason: ReasonTimeout, Timeout: true}
 }
 
-// Network retries connection failures: reset, refused, aborted, broken pipe,
-// unreachable network or host, a connection closed mid-response
+// networkRule retries connection failures: reset, refused, aborted, broken
+// pipe, unreachable network or host, a connection closed mid-response
 // (io.ErrUnexpectedEOF, or io.EOF inside an HTTP client's *url.Error: the
 // server hung up before answering) and temporary DNS failures. A bare io.EOF
 // means too many things to be classified.
-func Network(err error) Decision { f := scan(err); return f.networkRule() }
-
 func (f *facts) networkRule() Decision {
 	if reason := errnoReason(f.errno); reason != "" {
 		return Decision{Verdict: Retry, Reason: reason}

@@ -38,11 +38,9 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// SpendCap stops on ErrSpendCap — a quota, spending cap or billing limit —
-// whatever the status code: retrying cannot raise a cap. Default runs it
-// before anything else.
-func SpendCap(err error) Decision { f := scan(err); return f.spendCapRule() }
-
+// spendCapRule stops on ErrSpendCap — a quota, spending cap or billing limit
+// — whatever the status code: retrying cannot raise a cap. Default applies
+// it before anything else.
 func (f *facts) spendCapRule() Decision {
 	if f.spendCap {
 		return Decision{Verdict: Stop, Reason: ReasonSpendCap}
@@ -50,11 +48,9 @@ func (f *facts) spendCapRule() Decision {
 	return Decision{}
 }
 
-// Upstream stops on ErrUpstream: the server already retried, and a client
+// upstreamRule stops on ErrUpstream: the server already retried, and a client
 // retry would multiply the attempts. UpstreamOnce is the opt-in that allows
 // one extra attempt.
-func Upstream(err error) Decision { f := scan(err); return f.upstreamRule() }
-
 func (f *facts) upstreamRule() Decision {
 	if f.upstream {
 		return Decision{Verdict: Stop, Reason: ReasonUpstream}

@@ -72,18 +72,16 @@ func (e *StatusError) RetryAfter() time.Duration {
 	return d
 }
 
-// HTTP classifies errors that carry an HTTP status (a method
+// httpRule classifies errors that carry an HTTP status (a method
 // HTTPStatusCode() int anywhere in the chain) by the table of the package
 // documentation. For 429 and 503 it also reads Retry-After (a method
 // RetryAfter() time.Duration anywhere in the chain).
-func HTTP(err error) Decision { f := scan(err); return f.httpRule() }
-
 func (f *facts) httpRule() Decision {
 	if f.status == nil {
 		return Decision{}
 	}
 	code := f.status.HTTPStatusCode()
-	d := Status(code)
+	d := statusDecision(code)
 	if f.retryAfter != nil && (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) {
 		d.RetryAfter = max(f.retryAfter.RetryAfter(), 0)
 	}
@@ -91,7 +89,7 @@ func (f *facts) httpRule() Decision {
 }
 
 // Status classifies an HTTP status code alone; codes below 400 get no opinion.
-func Status(code int) Decision {
+func statusDecision(code int) Decision {
 	switch {
 	case code < 400:
 		return Decision{}

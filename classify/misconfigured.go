@@ -17,7 +17,7 @@ const (
 	invalidMethod       = `net/http: invalid method "`       // + method + `"`
 )
 
-// Misconfigured stops on failures that no later attempt can fix, because
+// misconfiguredRule stops on failures that no later attempt can fix, because
 // the request, the client or the server is misconfigured:
 //
 //   - a TLS certificate that fails verification: *tls.CertificateVerificationError
@@ -28,11 +28,6 @@ const (
 //     invalid header or trailer field name or value, an invalid method, a URL
 //     without a host ("invalid request");
 //   - a redirect loop: net/http's "stopped after 10 redirects".
-//
-// net/http reports the last two only as text; Misconfigured matches that text
-// exactly, on the innermost error (see the Client and Transport sources).
-func Misconfigured(err error) Decision { f := scan(err); return f.misconfiguredRule() }
-
 func (f *facts) misconfiguredRule() Decision {
 	if f.certificate {
 		return Decision{Verdict: Stop, Reason: ReasonCertificate}

@@ -18,22 +18,3 @@ func Completion(content, finishReason string) Decision {
 	}
 	return Decision{}
 }
-
-// ChainResults returns a result classifier that asks each of fs in order and
-// returns the first answer that is not NoOpinion. Nil entries are skipped.
-func ChainResults[T any](fs ...ResultFunc[T]) ResultFunc[T] {
-	list := make([]ResultFunc[T], 0, len(fs))
-	for _, f := range fs {
-		if f != nil {
-			list = append(list, f)
-		}
-	}
-	return func(v T) Decision {
-		for _, f := range list {
-			if d := f(v); d.Verdict != NoOpinion {
-				return d
-			}
-		}
-		return Decision{}
-	}
-}
