@@ -8,7 +8,7 @@ import (
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/internal/rng"
 	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
@@ -56,7 +56,7 @@ type call struct {
 
 	stats      Stats
 	decided    time.Duration // when the last failure was seen: the coming wait runs from then
-	rng        jitter.Rand
+	rng        rng.Rand
 	seeded     bool
 	timer      *time.Timer
 	prev       time.Duration     // the previous wait, for decorrelated jitter
@@ -441,7 +441,7 @@ func (c *call) decide(d classify.Decision) (time.Duration, policy.Stop) {
 		s.HasDeadline, s.Remaining = true, deadline.Sub(epoch)-c.decided
 	}
 	if !c.seeded {
-		c.rng, c.seeded = jitter.NewRand(c.r.src.Uint64()), true
+		c.rng, c.seeded = rng.New(c.r.src.Uint64()), true
 	}
 	delay, stop := c.pol.Next(s, d, c.rng.Uint64())
 	if stop == policy.Continue && c.r.budget != nil && !c.r.budget.Allow() {

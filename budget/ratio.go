@@ -42,8 +42,8 @@ type RatioConfig struct {
 // within it, plus a floor of MinPerSecond retries per second.
 //
 // It counts first attempts by time, so Record reads the monotonic clock for
-// every call's first attempt; RecordAt and AllowAt take the time as an
-// argument. Counters are atomic, in slices of a tenth of the window.
+// every call's first attempt (under testing/synctest, the fake one).
+// Counters are atomic, in slices of a tenth of the window.
 //
 // A Ratio not made by NewRatio — the zero value, or nil — has no window:
 // Allow refuses every retry, Record counts nothing, State is zero, and
@@ -54,7 +54,7 @@ type Ratio struct {
 	slice   int64                        // nanoseconds per slice
 	reserve int64                        // retries always available per window: the floor
 	calls   [ratioSlices][stripes]stripe // first attempts, by slice, striped
-	retries [ratioSlices]atomic.Uint64   // retries, by slice: counted exactly (see AllowAt)
+	retries [ratioSlices]atomic.Uint64   // retries, by slice: counted exactly (see allowAt)
 	denied  atomic.Uint64
 }
 
@@ -118,8 +118,8 @@ func (b *Ratio) Record(a Attempt) {
 	}
 }
 
-// RecordAt is Record at time now.
-func (b *Ratio) RecordAt(now time.Time, a Attempt) {
+// recordAt is Record at time now.
+func (b *Ratio) recordAt(now time.Time, a Attempt) {
 	if !a.Retry && b.made() {
 		b.call(b.epoch(now))
 	}
@@ -142,12 +142,12 @@ func (b *Ratio) callsIn(e int64) int64 {
 }
 
 // Allow reports whether a retry fits in the budget now, and counts it if so.
-func (b *Ratio) Allow() bool { return b.AllowAt(time.Now()) }
+func (b *Ratio) Allow() bool { return b.allowAt(time.Now()) }
 
-// AllowAt is Allow at time now. Concurrent callers never take more retries
+// allowAt is Allow at time now. Concurrent callers never take more retries
 // than the budget holds: the retry is counted with a compare-and-swap on the
 // current slice, retried if another retry was counted meanwhile.
-func (b *Ratio) AllowAt(now time.Time) bool {
+func (b *Ratio) allowAt(now time.Time) bool {
 	if !b.made() {
 		return false
 	}
@@ -187,10 +187,10 @@ type RatioState struct {
 }
 
 // State returns a snapshot of the budget now.
-func (b *Ratio) State() RatioState { return b.StateAt(time.Now()) }
+func (b *Ratio) State() RatioState { return b.stateAt(time.Now()) }
 
-// StateAt returns a snapshot of the budget at time now.
-func (b *Ratio) StateAt(now time.Time) RatioState {
+// stateAt returns a snapshot of the budget at time now.
+func (b *Ratio) stateAt(now time.Time) RatioState {
 	if !b.made() {
 		return RatioState{}
 	}

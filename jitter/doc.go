@@ -22,5 +22,5 @@
 // Randomness comes from a Source. The retry loop draws one number per call from
 // its Source (Runtime by default: math/rand/v2's per-thread generator, with no
 // lock) and derives the rest of that call's numbers from it with a cheap
-// generator, Rand. NewSeeded gives a deterministic Source for tests.
+// generator of its own. NewSeeded gives a deterministic Source for tests.
 package jitter

@@ -1,4 +1,5 @@
-package jitter
+// Package rng is the retry loop's per-call random number generator.
+package rng
 
 import "math/bits"
 
@@ -9,8 +10,8 @@ import "math/bits"
 // safe for concurrent use; the zero value is usable but unseeded.
 type Rand struct{ s uint64 }
 
-// NewRand returns a generator seeded with seed.
-func NewRand(seed uint64) Rand { return Rand{s: seed} }
+// New returns a generator seeded with seed.
+func New(seed uint64) Rand { return Rand{s: seed} }
 
 // Uint64 returns the next number.
 func (r *Rand) Uint64() uint64 {
