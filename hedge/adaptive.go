@@ -8,12 +8,13 @@ import (
 	"github.com/retrykit/retry/internal/argerr"
 )
 
-// Defaults for the zero fields of an AdaptiveConfig.
+// Defaults for the zero fields of an AdaptiveConfig (the table of the
+// package documentation).
 const (
-	DefaultPercentile = 0.95
-	DefaultFloor      = time.Millisecond
-	DefaultCap        = time.Second
-	DefaultWindow     = 1024
+	defaultPercentile = 0.95
+	defaultFloor      = time.Millisecond
+	defaultCap        = time.Second
+	defaultWindow     = 1024
 )
 
 // AdaptiveConfig configures an Adaptive delay. Zero fields take the defaults
@@ -37,8 +38,8 @@ type AdaptiveConfig struct {
 	Window int
 }
 
-// Validate reports the first bad field, naming it and its value.
-func (c AdaptiveConfig) Validate() error {
+// validate reports the first bad field, naming it and its value.
+func (c AdaptiveConfig) validate() error {
 	switch {
 	case c.Percentile < 0 || c.Percentile >= 1 || c.Percentile != c.Percentile:
 		return argerr.Field("hedge.AdaptiveConfig.Percentile", c.Percentile, "must be in (0, 1), or 0 for the default 0.95")
@@ -59,16 +60,16 @@ const minWindow = 16
 
 func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
 	if c.Percentile == 0 {
-		c.Percentile = DefaultPercentile
+		c.Percentile = defaultPercentile
 	}
 	if c.Floor == 0 {
-		c.Floor = DefaultFloor
+		c.Floor = defaultFloor
 	}
 	if c.Cap == 0 {
-		c.Cap = DefaultCap
+		c.Cap = defaultCap
 	}
 	if c.Window == 0 {
-		c.Window = DefaultWindow
+		c.Window = defaultWindow
 	}
 	return c
 }
@@ -109,7 +110,7 @@ type Adaptive struct {
 // NewAdaptive returns an Adaptive delay, or the first bad field of c as an
 // *retry.InvalidError.
 func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	a := &Adaptive{cfg: c.withDefaults()}
@@ -148,14 +149,6 @@ func (a *Adaptive) Observe(latency time.Duration) {
 	case n < w && n >= minWindow && n&(n-1) == 0:
 		a.estimate(false)
 	}
-}
-
-// Config returns the configuration with its defaults filled in.
-func (a *Adaptive) Config() AdaptiveConfig {
-	if a == nil {
-		return AdaptiveConfig{}
-	}
-	return a.cfg
 }
 
 // estimate publishes the percentile of the counts, then halves them when

@@ -1,4 +1,4 @@
-// Package hedge provides the delays of hedged calls (retry.WithHedging):
+// Package hedge provides the delays of hedged calls (retry.NewHedger):
 // how long a call waits for an attempt before it starts another alongside.
 //
 // Dean and Barroso ("The Tail at Scale", CACM 56(2), 2013) describe the
@@ -25,6 +25,6 @@
 //	|            | weight                                                     |
 //
 // Any type with Next and Observe is a Delay. Delays validate themselves
-// (Validate); retry.WithHedging reports a bad one as a *retry.InvalidError
+// (Validate); retry.NewHedger reports a bad one as a *retry.InvalidError
 // naming the field and its value.
 package hedge
