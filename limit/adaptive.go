@@ -12,13 +12,13 @@ import (
 
 // Adaptive defaults (see AdaptiveConfig).
 const (
-	DefaultMinRate = 0.5                    // AWS minFillRate
-	DefaultBeta    = 0.9                    // of the measured accepted rate, not AWS's 0.7 of the sent rate
-	DefaultScale   = 0.4                    // AWS scaleConstant (CUBIC's C)
-	DefaultProbe   = 0.02                   // of the last accepted rate per second, where CUBIC grows as the cube
-	DefaultBurst   = 100 * time.Millisecond // tokens the bucket holds: this long at the current rate
-	DefaultHold    = 100 * time.Millisecond // a few round trips
-	DefaultWindow  = time.Second
+	defaultMinRate = 0.5                    // AWS minFillRate
+	defaultBeta    = 0.9                    // of the measured accepted rate, not AWS's 0.7 of the sent rate
+	defaultScale   = 0.4                    // AWS scaleConstant (CUBIC's C)
+	defaultProbe   = 0.02                   // of the last accepted rate per second, where CUBIC grows as the cube
+	defaultBurst   = 100 * time.Millisecond // tokens the bucket holds: this long at the current rate
+	defaultHold    = 100 * time.Millisecond // a few round trips
+	defaultWindow  = time.Second
 )
 
 // Patience is how long past its return to the last accepted rate an
@@ -112,7 +112,7 @@ type Adaptive struct {
 // first throttled answer, or an error matching retry.ErrInvalid naming a
 // field out of range.
 func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	switch {
 	case !(c.MinRate > 0 && c.MinRate <= 1e9):
 		return nil, argerr.Field("limit.AdaptiveConfig.MinRate", c.MinRate, "must be in (0, 1e9] attempts per second")
@@ -136,14 +136,18 @@ func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
 	return a, nil
 }
 
-func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
-	c.MinRate = orDefault(c.MinRate, DefaultMinRate)
-	c.Beta = orDefault(c.Beta, DefaultBeta)
-	c.Scale = orDefault(c.Scale, DefaultScale)
-	c.Probe = orDefault(c.Probe, DefaultProbe)
-	c.Burst = orDefault(c.Burst, DefaultBurst)
-	c.Hold = orDefault(c.Hold, DefaultHold)
-	c.Window = orDefault(c.Window, DefaultWindow)
+// WithDefaults returns c with every zero field set to its default (the
+// table of the package documentation), as NewAdaptive applies them: what a
+// limiter of the same model built elsewhere — limit/redis's fleet form —
+// starts from.
+func (c AdaptiveConfig) WithDefaults() AdaptiveConfig {
+	c.MinRate = orDefault(c.MinRate, defaultMinRate)
+	c.Beta = orDefault(c.Beta, defaultBeta)
+	c.Scale = orDefault(c.Scale, defaultScale)
+	c.Probe = orDefault(c.Probe, defaultProbe)
+	c.Burst = orDefault(c.Burst, defaultBurst)
+	c.Hold = orDefault(c.Hold, defaultHold)
+	c.Window = orDefault(c.Window, defaultWindow)
 	if c.Now == nil {
 		c.Now = monoNow
 	}

@@ -230,7 +230,7 @@ func TestAdaptiveOutgrowsALimitMeasuredFarTooLow(t *testing.T) {
 	a := newAdaptive(t, c)
 	c.now += time.Second
 	a.Record(context.Background(), throttled) // nothing accepted in the last second
-	assert.Equal(t, limit.DefaultMinRate, a.Rate())
+	assert.Equal(t, limit.AdaptiveConfig{}.WithDefaults().MinRate, a.Rate())
 	feed(a, c, 2000, 20*time.Second)
 	assert.Greater(t, a.Rate(), 100.0, "grown again as CUBIC does, after Patience")
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/retrykit/retry/internal/argerr"
 )
 
-// DefaultMaxKeys bounds the limiters a Keyed keeps.
-const DefaultMaxKeys = 10_000
+// defaultMaxKeys bounds the limiters a Keyed keeps.
+const defaultMaxKeys = 10_000
 
 // Keyed is a Limiter per key, made on first use, for limits that belong to a
 // key — an API key, a host, a (host, model) — rather than to a process: like
@@ -43,7 +43,7 @@ func NewKeyed[K comparable](key func(context.Context) (K, bool), newLimiter func
 	case maxKeys < 0:
 		return nil, argerr.New("limit.NewKeyed", maxKeys, "maxKeys must not be negative")
 	case maxKeys == 0:
-		maxKeys = DefaultMaxKeys
+		maxKeys = defaultMaxKeys
 	}
 	return &Keyed[K]{key: key, newLimiter: newLimiter, max: maxKeys}, nil
 }

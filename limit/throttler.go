@@ -13,8 +13,8 @@ import (
 
 // Throttler defaults (see ThrottlerConfig).
 const (
-	DefaultK              = 2 // Google SRE's "Handling Overload"
-	DefaultThrottleWindow = 10 * time.Second
+	defaultK              = 2 // Google SRE's "Handling Overload"
+	defaultThrottleWindow = 10 * time.Second
 )
 
 // throttleSlices is how many slices a Throttler's window is cut into: the
@@ -96,8 +96,8 @@ func NewThrottler(c ThrottlerConfig) (*Throttler, error) {
 }
 
 func (c ThrottlerConfig) withDefaults() ThrottlerConfig {
-	c.K = orDefault(c.K, DefaultK)
-	c.Window = orDefault(c.Window, DefaultThrottleWindow)
+	c.K = orDefault(c.K, defaultK)
+	c.Window = orDefault(c.Window, defaultThrottleWindow)
 	if c.Rand == nil {
 		c.Rand = rand.Uint64
 	}

@@ -106,14 +106,7 @@ func (o Options) withDefaults() Options {
 	o.Recheck = orDefault(o.Recheck, time.Second)
 	o.Sync = orDefault(o.Sync, 50*time.Millisecond)
 	o.TTL = orDefault(o.TTL, time.Hour)
-	c := &o.Adaptive
-	c.MinRate = orDefault(c.MinRate, limit.DefaultMinRate)
-	c.Beta = orDefault(c.Beta, limit.DefaultBeta)
-	c.Scale = orDefault(c.Scale, limit.DefaultScale)
-	c.Probe = orDefault(c.Probe, limit.DefaultProbe)
-	c.Burst = orDefault(c.Burst, limit.DefaultBurst)
-	c.Hold = orDefault(c.Hold, limit.DefaultHold)
-	c.Window = orDefault(c.Window, limit.DefaultWindow)
+	o.Adaptive = o.Adaptive.WithDefaults()
 	return o
 }
 
