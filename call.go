@@ -270,6 +270,19 @@ func (c *call) admitted(a admission, idle bool) {
 	}
 }
 
+// admit runs the stages before the call's next attempt, which may wait for
+// them, and takes what they granted. It reports false when a stage refused
+// the attempt: the call stops.
+func (c *call) admit() (admission, bool) {
+	a := c.gate(c.ctx, false)
+	if a.stop != policy.Continue {
+		c.refused(a)
+		return a, false
+	}
+	c.admitted(a, true)
+	return a, true
+}
+
 // refused ends a call whose next attempt a stage refused.
 func (c *call) refused(a admission) {
 	c.stop = a.stop

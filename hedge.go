@@ -210,12 +210,10 @@ func (x *hedger) call(st *Stats) error {
 	if !c.open() {
 		return c.end(st)
 	}
-	a := c.gate(c.ctx, false)
-	if a.stop != policy.Continue {
-		c.refused(a)
+	a, ok := c.admit()
+	if !ok {
 		return c.end(st)
 	}
-	c.admitted(a, true)
 	x.delay = x.h.delay.Next()
 	x.mu.Lock()
 	n, actx := x.begin(false, monoNow(), a.permit)

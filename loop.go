@@ -54,12 +54,10 @@ func (c *call) loop(op func(context.Context) error, err error, st *Stats) error 
 				return c.end(st)
 			}
 		}
-		a := c.gate(c.ctx, false)
-		if a.stop != policy.Continue {
-			c.refused(a)
+		a, ok := c.admit()
+		if !ok {
 			return c.end(st)
 		}
-		c.admitted(a, true)
 		c.stats.Attempts++
 		c.running = a.permit
 		err = c.attempt(op)

@@ -426,7 +426,6 @@ func TestResultClassifier(t *testing.T) {
 			assert.Equal(t, 3, calls)
 			assert.Equal(t, "par", v.content)
 			assert.ErrorIs(t, err, retry.ErrExhausted)
-			assert.ErrorIs(t, err, classify.ErrRejected)
 			var rerr *retry.Error
 			require.ErrorAs(t, err, &rerr)
 			assert.Equal(t, "truncated", rerr.Decision.Reason)
