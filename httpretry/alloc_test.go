@@ -13,7 +13,7 @@ import (
 func TestASuccessAllocatesNothingInTheTransport(t *testing.T) {
 	ok := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
 	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return ok, nil })
-	tr := transport(t, httpretry.WithBase(base))
+	tr := transport(t, defaults(t), httpretry.WithBase(base))
 	req, _ := http.NewRequest(http.MethodGet, "http://api.test/items/7", nil)
 	if n := testing.AllocsPerRun(1000, func() {
 		if _, err := tr.RoundTrip(req); err != nil {
