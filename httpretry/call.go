@@ -28,7 +28,7 @@ type call struct {
 
 // prepare picks the call's idempotency key, decides whether the request may
 // be repeated, and sets the call key when a stage of the Retrier reads it
-// (a context value costs an allocation), before anything is sent.
+// (its context value costs 2 allocations), before anything is sent.
 func (c *call) prepare() error {
 	ctx, err := c.idempotencyKey(c.req.Context())
 	if err != nil {

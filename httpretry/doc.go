@@ -108,7 +108,8 @@
 // not hold back another. A 503 with Retry-After starts its key's cooldown:
 // requests to it wait until it ends, or fail without being sent when that
 // is longer than they can wait. The transport sets the key only when a stage
-// reads it (retry.Retrier.Keyed): it costs an allocation per request.
+// reads it (retry.Retrier.Keyed): its context value costs 2 allocations per
+// request.
 //
 // # Redirects, cancellation and streams
 //
@@ -145,7 +146,7 @@
 //	| Result         | not reported                                   | WithResult (context) |
 //
 // A request that succeeds at once allocates nothing in the transport (with
-// a Retrier whose stages read the call key, one context value), and costs
-// it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
+// a Retrier whose stages read the call key, only the key's context value),
+// and costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
 // cost: see bench/README.md.
 package httpretry
