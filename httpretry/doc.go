@@ -123,11 +123,14 @@
 //
 // The Retrier's observers and logger (retry.WithObserver, retry.WithLogger)
 // hear every request: each attempt, wait, give-up, hedge, and the changes of
-// its breakers and cooldowns. The transport adds no headers, bodies or URLs
-// to what they hear: an error status reaches them as a *classify.StatusError
-// (status, Retry-After, kind). The transport's own errors carry no
-// credential or payload: URLs appear without their user information and with
-// every query value replaced by "REDACTED" (Redact).
+// its breakers and cooldowns. An error status reaches them as a
+// *classify.StatusError — the status, the response's header (for its
+// Retry-After) and the kind WithKind read — never with the request's URL,
+// header or body, nor the response's body. The transport's own errors carry
+// no credential or payload: URLs appear without their user information and
+// with every query value replaced by "REDACTED" (Redact). Per-attempt HTTP
+// metrics and traces (method, status, latency) belong below the transport:
+// wrap the base transport (WithBase), for example with otelhttp.
 //
 // # Defaults
 //

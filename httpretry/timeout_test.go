@@ -20,8 +20,9 @@ import (
 )
 
 // An attempt timeout bounds the wait for a response, never the caller's read
-// of the response it let through (issue 12: the response came back with a
-// body that failed with "context canceled" after 0 of 100,000 bytes).
+// of the response it let through (a defect once: the response came back
+// with a body that failed with "context canceled" after 0 of 100,000
+// bytes).
 
 func TestAnAttemptTimeoutLeavesTheResponseReadable(t *testing.T) {
 	body := strings.Repeat("x", 100_000)
