@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
@@ -16,42 +15,47 @@ import (
 type call struct {
 	t        *Transport
 	req      *http.Request   // the caller's; never modified
-	ctx      context.Context // the loop's: the request's, with the call's key
+	ctx      context.Context // the loop's: the request's, with the call's keys
 	key      string          // the call's idempotency key; "" for none
 	setKey   bool            // the key is not in the request's header: each attempt sets it
 	once     string          // why the request is sent once; "" when it may be repeated
-	hm       breaker.HostModel
-	res      *Result // where the caller asked for the call's Result; nil if it did not
+	res      *Result         // where the caller asked for the call's Result; nil if it did not
 	attempts int
 	bodySent bool           // the caller's body went to the base transport
 	resp     *http.Response // the successful attempt's response
 	last     *http.Response // the last attempt's error response, kept whole
 }
 
-// prepare picks the call's key and decides whether the request may be
-// repeated, before anything is sent.
+// prepare picks the call's idempotency key, decides whether the request may
+// be repeated, and sets the call key when a stage of the Retrier reads it
+// (its context value costs 2 allocations), before anything is sent.
 func (c *call) prepare() error {
-	ctx, err := c.keyed(c.req.Context())
+	ctx, err := c.idempotencyKey(c.req.Context())
 	if err != nil {
 		return fmt.Errorf("httpretry: %s %s: not sent: %w", methodOf(c.req), Redact(c.req.URL), err)
 	}
-	if c.once = whyOnce(c.req, c.key); c.once != "" {
-		ctx = retry.SingleAttempt(ctx)
+	c.once = whyOnce(c.req, c.key)
+	if c.t.callKeyed {
+		ctx = breaker.WithKey(ctx, c.callKey())
 	}
-	if c.t.breakers != nil || c.t.cooldowns != nil || c.t.hostModelCtx {
-		c.hm = breaker.HostModel{Host: c.req.URL.Host}
-		if c.t.model != nil {
-			c.hm.Model = c.t.model(c.req)
-		}
-	}
-	c.ctx = c.withHostModel(ctx)
+	c.ctx = ctx
 	return nil
 }
 
-// keyed finds the call's idempotency key — the request's header, its
-// context's (retry.WithIdempotencyKey), or a new one with MintKeys — and
-// returns the loop's context, which carries it.
-func (c *call) keyed(ctx context.Context) (context.Context, error) {
+// callKey is the request's (host, model): what the Retrier's breakers,
+// cooldowns and keyed limiter keep their state by.
+func (c *call) callKey() breaker.Key {
+	k := breaker.Key{Target: c.req.URL.Host}
+	if c.t.model != nil {
+		k.Operation = c.t.model(c.req)
+	}
+	return k
+}
+
+// idempotencyKey finds the call's idempotency key — the request's header,
+// its context's (retry.WithIdempotencyKey), or a new one with MintKeys —
+// and returns the loop's context, which carries it.
+func (c *call) idempotencyKey(ctx context.Context) (context.Context, error) {
 	var key string
 	if len(c.req.Header[idempotency.HeaderKey]) > 0 { // KeyOf would canonicalise the name first
 		var err error
@@ -95,37 +99,25 @@ func idempotentMethod(m string) bool {
 	return false
 }
 
-// run runs the attempts: through the key's breaker if any, else the
-// Retrier. The Retrier keeps no reference to its operation, so that the call
-// stays on RoundTrip's stack: a request that succeeds at once allocates
-// nothing in the transport (a call on the heap, with its bound method, cost
-// 2 allocations and about 100 ns; bench: HTTPSuccess/retry, 2026-12-01).
+// run runs the attempts: a request sent once through the Retrier with one
+// attempt — an ordinary call, which every stage and observer sees — the
+// others through the Hedger, if any, else the Retrier. The Retrier keeps no
+// reference to its operation, so that the call stays on RoundTrip's stack:
+// a request that succeeds at once allocates nothing in the transport (a
+// call on the heap, with its bound method, cost 2 allocations and about
+// 100 ns; bench: HTTPSuccess/retry, 2026-12-01).
 func (c *call) run() (retry.Stats, error) {
-	if c.t.breakers != nil {
-		return c.runBreaker()
-	}
-	if c.t.r.Hedging() {
+	switch {
+	case c.once != "":
+		return c.t.once.Run(c.ctx, c.attempt) // its Stats go in the NotRetriedError
+	case c.t.hedger != nil:
 		return c.runHedged()
-	}
-	if c.res == nil && c.once == "" {
+	case c.res == nil:
 		// Nobody asked for the Stats: Do reads the clock once, where Run
 		// reads it twice (about 40 ns a read here).
 		return retry.Stats{}, c.t.r.Do(c.ctx, c.attempt)
 	}
 	return c.t.r.Run(c.ctx, c.attempt)
-}
-
-// runBreaker runs the attempts through the key's breaker.
-func (c *call) runBreaker() (retry.Stats, error) {
-	b, err := c.t.breakers.Get(c.t.r, c.hm)
-	if err != nil {
-		return retry.Stats{}, err
-	}
-	if b == nil { // the set is full: this key runs without a breaker
-		return c.t.r.Run(c.ctx, c.attempt)
-	}
-	_, st, err := breaker.Value(c.ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.attempt(ctx) })
-	return st, err
 }
 
 // attempt sends one attempt. An error status becomes an error for the loop
@@ -134,30 +126,18 @@ func (c *call) runBreaker() (retry.Stats, error) {
 func (c *call) attempt(actx context.Context) error {
 	c.discard()
 	c.attempts++
-	start := c.clock()
-	if cd := c.t.cooldowns; cd != nil {
-		if err := cd.Check(c.hm); err != nil {
-			c.report(start, 0, err)
-			return err // local: no request sent
-		}
-	}
 	req, l, err := c.request(actx)
 	if err != nil {
-		c.report(start, 0, err)
 		return err
 	}
 	resp, err := c.t.baseTransport().RoundTrip(req)
 	if err == nil && resp == nil {
 		err = errNoResponse
 	}
-	status := 0
 	if err != nil {
-		err = c.failed(actx, l, err)
-	} else {
-		status, err = c.answer(actx, resp, l)
+		return c.failed(actx, l, err)
 	}
-	c.report(start, status, err)
-	return err
+	return c.answer(actx, resp, l)
 }
 
 // request prepares the attempt's request: the caller's own for a first
@@ -209,25 +189,22 @@ func (c *call) failed(actx context.Context, l link, err error) error {
 }
 
 // answer takes the attempt's response: a success for the caller, or an error
-// status for the loop. It returns the status it kept, 0 if the attempt's
-// deadline came first.
-func (c *call) answer(actx context.Context, resp *http.Response, l link) (int, error) {
+// status for the loop — a *classify.StatusError, whose Retry-After the
+// classifiers read and whose 503 the Retrier's cooldowns heed.
+func (c *call) answer(actx context.Context, resp *http.Response, l link) error {
 	var err error
 	if resp.StatusCode >= 400 {
 		err = c.statusError(resp) // read within the attempt's deadline
 	}
 	if !l.keep(resp) {
-		return 0, c.failed(actx, l, context.Cause(actx))
+		return c.failed(actx, l, context.Cause(actx))
 	}
 	if err == nil {
 		c.resp = resp
-		return resp.StatusCode, nil
+		return nil
 	}
 	c.last = resp
-	if cd := c.t.cooldowns; cd != nil {
-		cd.Observe(c.hm, err)
-	}
-	return resp.StatusCode, err
+	return err
 }
 
 // discard drains and closes the previous attempt's error response.
@@ -251,20 +228,18 @@ func (c *call) finish(st retry.Stats, err error) (*http.Response, error) {
 }
 
 // outcome returns what RoundTrip returns — the success; or the last error
-// response, whose reason is why; or the error: the context's when the caller
-// gave up, as http.Client returns it.
+// response, whose reason is why; or the error — as the loop's stop reason
+// says (see answerFor).
 func (c *call) outcome(st retry.Stats, err error) (resp *http.Response, why, rerr error) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return c.resp, nil, nil
-	case c.ctx.Err() != nil:
-		c.discard()
-		return nil, err, err
 	}
-	if c.once != "" && c.attempts > 0 {
+	a := c.answerOf(err)
+	if a == lastAnswer && c.once != "" && c.attempts > 0 {
 		err = c.notRetried(err, st)
 	}
-	if c.last == nil {
+	if a != lastAnswer || c.last == nil {
+		c.discard()
 		return nil, err, err
 	}
 	resp, c.last = c.last, nil
@@ -308,11 +283,4 @@ func (l link) release() {
 		l.stop()
 		l.cancel(nil)
 	}
-}
-
-func (c *call) clock() time.Time {
-	if len(c.t.hooks) == 0 {
-		return time.Time{}
-	}
-	return time.Now()
 }

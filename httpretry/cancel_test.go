@@ -23,7 +23,7 @@ import (
 func TestTheCallersContextEndingDuringAWaitReturnsItsError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 503, header: retryAfter("20"), body: "busy"}}}
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0, retry.WithMaxAttempts(10))))
+		tr := transport(t, exact(t, 0, retry.WithMaxAttempts(10)), httpretry.WithBase(rt))
 		ctx, cancel := context.WithCancelCause(t.Context())
 		stop := errors.New("the user left")
 		time.AfterFunc(25*time.Second, func() { cancel(stop) })
@@ -42,7 +42,7 @@ func TestTheCallersContextEndingDuringAWaitReturnsItsError(t *testing.T) {
 func TestAClientReturnsTheContextsErrorAsHTTPClientDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 503, header: retryAfter("2")}}}
-		c := &http.Client{Transport: transport(t, httpretry.WithBase(rt))}
+		c := &http.Client{Transport: transport(t, defaults(t), httpretry.WithBase(rt))}
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(time.Second, cancel)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
@@ -59,7 +59,7 @@ func TestARequestWhoseContextIsDoneIsNotSent(t *testing.T) {
 	cancel()
 	body := &closeCounter{Reader: strings.NewReader("x")}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/x", body)
-	_, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+	_, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, rt.count())
 	assert.Equal(t, 1, body.closed)
@@ -74,7 +74,7 @@ func TestCancellationStormsLeaveNothingBehind(t *testing.T) {
 	srv := newServer(t, reply{status: 503, body: strings.Repeat("e", 1000)}, reply{status: 200, body: strings.Repeat("x", 50_000)})
 	srv.Config.Handler = slowly(srv.Config.Handler)
 	tr := base(t)
-	c := client(t, httpretry.WithBase(tr), httpretry.WithRetrier(quick(t, retry.WithAttemptTimeout(20*ms), retry.WithMaxAttempts(4))))
+	c := client(t, quick(t, retry.WithAttemptTimeout(20*ms), retry.WithMaxAttempts(4)), httpretry.WithBase(tr))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var wg sync.WaitGroup
 	for i := range 300 {

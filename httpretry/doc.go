@@ -1,10 +1,17 @@
 // Package httpretry is the library's HTTP client: an http.RoundTripper
 // (Transport, or NewClient for an *http.Client around one) that runs every
-// request through the retry loop of a retry.Retrier, and a reader of
-// server-sent events for streamed responses (OpenSSE, for stream.Open).
+// request as one call of a retry.Retrier, and a reader of server-sent events
+// for streamed responses (OpenSSE, for stream.Open).
 //
-//	client, err := httpretry.NewClient(httpretry.WithRetrier(r))
+//	r, err := retry.New()
+//	client, err := httpretry.NewClient(r)
 //	resp, err := client.Get(url)
+//
+// The transport is a thin adapter: it sets each request's call key, turns
+// each answer into an error the Retrier's classifiers read, and calls the
+// Retrier. Everything else — the policy, breakers, cooldowns, the rate
+// limiter, the retry budget, observers and logs — is the Retrier's, given to
+// retry.New, and shared with every other call made through it.
 //
 // A caller that wants the call's attempts, waits and elapsed time asks for
 // them in the request's context, in the way of net/http/httptrace:
@@ -18,10 +25,11 @@
 // PUT, DELETE, TRACE) and requests that carry an idempotency key. A POST or
 // PATCH without a key is sent once, as is a request whose body cannot be
 // rewound (no GetBody: http.NewRequest sets it for in-memory bodies; the
-// transport never reads a body into memory to make it rewindable). The reason
-// is in the error (NotRetriedError), the hook (Attempt.Once) and the log
-// (WithLogger). A timed-out attempt — the server may still be working on it
-// — is retried only for an idempotent method or a keyed request.
+// transport never reads a body into memory to make it rewindable). Such a
+// request is an ordinary call of the Retrier with one attempt — its stages
+// and observers see it — and the reason it was not retried is in the error
+// (NotRetriedError). A timed-out attempt — the server may still be working
+// on it — is retried only for an idempotent method or a keyed request.
 //
 // # Idempotency keys
 //
@@ -36,19 +44,34 @@
 // (idempotency.ResponseError, idempotency.Classify): a 409 "in progress" is
 // retried within the same loop after the server's Retry-After, so its waits
 // are in the call's Stats and bounded like every wait — a Retry-After longer
-// than the policy's MaxDelay is returned, not slept; "key reused" and
-// "result not retained" are never retried, and no new key is ever minted in
-// their place.
+// than the policy's MaxDelay is returned, not slept; "key reused" (409 or
+// 422) and "result not retained" are never retried, and no new key is ever
+// minted in their place.
 //
 // # Answers
 //
-// An error status is classified like any failure: 429 and 503 honour
-// Retry-After (seconds or HTTP-date), 502/503/504 are retried, 500 once,
-// other 4xx never. When the loop gives up on a status, the transport returns
-// that last response — body intact — and the reason is in the Result. A
-// transport failure after the last attempt returns the *retry.Error, which
-// says how many attempts were made and why it stopped. When the caller's
-// context ends — during an attempt or a wait — the call returns the
+// An error status is an error for the Retrier (a *classify.StatusError) and
+// classified like any failure: 429 and 503 honour Retry-After (seconds or
+// HTTP-date), 502/503/504 are retried, 500 once, other 4xx never. When the
+// call ends without a success, what RoundTrip returns depends on why the
+// loop stopped (policy.Stop):
+//
+//	| the loop stopped because (policy.Stop)              | RoundTrip returns                  |
+//	|-----------------------------------------------------|------------------------------------|
+//	| permanent, not-idempotent, max-attempts,            | the last attempt's error response, |
+//	| class-limit, wait-too-long, elapsed, deadline,      | body intact, with a nil error; the |
+//	| budget: decided on the last attempt's failure       | *retry.Error when no response came |
+//	| key-required, limited (the rate limiter refused),   | the *retry.Error; a response an    |
+//	| breaker-open (the breaker refused), canceled (the   | earlier attempt got is drained and |
+//	| request's context ended)                            | closed                             |
+//
+// A cooldown too long to wait stops the call with wait-too-long (or elapsed,
+// deadline): RoundTrip returns the last error response if an attempt got
+// one, and the *retry.Error — its last error a *breaker.CooldownError, no
+// request sent — if the key was cooling down before the first attempt. With
+// a response, why the loop stopped is in the Result; the *retry.Error says
+// how many attempts were made, and its Stop and Reason why. When the
+// caller's context ends — during an attempt or a wait — the call returns the
 // context's error (a *retry.Error that matches it), as http.Client does,
 // never a stale error response. Every response the transport discards is
 // drained (up to the drain limit) and closed, so its connection is reused.
@@ -66,14 +89,27 @@
 //
 // # Hedging
 //
-// Given a hedging Retrier (retry.WithHedging, built with retry.Idempotent),
-// the transport hedges the requests it may repeat: a request still without a
+// With WithHedging the transport hedges the requests it may repeat (an
+// idempotent method, or a keyed request): a request still without a
 // response after the hedging delay is sent again alongside, the first
 // success is returned, the others are cancelled, and every response but the
-// winner's is drained and closed. A body is replayed with GetBody. A request
-// sent once (a POST without a key) is not hedged either. Breakers
-// (WithBreakers) run attempts one at a time: New refuses them with a hedging
-// Retrier.
+// winner's is drained and closed. Each attempt works on its own copy of the
+// request; a body is replayed with GetBody. A request sent once (a POST
+// without a key) is not hedged. Hedges go through the Retrier's stages like
+// every attempt (see retry.Hedger).
+//
+// # Breakers, cooldowns and keyed limits
+//
+// Each request's call key is breaker.Key{Target: its URL's host, Operation:
+// the model WithModel reads} — empty by default. The Retrier's breakers
+// (retry.WithBreakers) and cooldowns (retry.WithCooldowns) keep one state
+// per key, and so does a limit.Keyed that reads it (limit.NewKeyed with
+// breaker.KeyOf): a host (or a model on it) that fails or is throttled does
+// not hold back another. A 503 with Retry-After starts its key's cooldown:
+// requests to it wait until it ends, or fail without being sent when that
+// is longer than they can wait. The transport sets the key only when a stage
+// reads it (retry.Retrier.Keyed): its context value costs 2 allocations per
+// request.
 //
 // # Redirects, cancellation and streams
 //
@@ -85,40 +121,35 @@
 //
 // # Observation
 //
-// WithHook hears every attempt (Attempt: method, status or error, why a
-// request is sent once); WithLogger logs the requests sent once that failed.
-// The Retrier's hook and logger (retry.WithHook, retry.WithLogger) hear the
-// waits and give-ups; a breaker reports through its Settings.OnStateChange,
-// cooldowns through CooldownSettings.OnCooldown. None of them carries a
-// credential or a payload: no headers, no bodies; URLs appear without their
-// user information and with every query value replaced by "REDACTED"
-// (Redact).
-//
-// # Breakers and cooldowns
-//
-// With WithBreakers and WithCooldowns the transport keeps a circuit breaker
-// (outside the retry loop) and a cooldown per (host, model) — the model is
-// what WithModel reads from the request, empty by default.
+// The Retrier's observers and logger (retry.WithObserver, retry.WithLogger)
+// hear every request: each attempt, wait, give-up, hedge, and the changes of
+// its breakers and cooldowns. An error status reaches them as a
+// *classify.StatusError — the status, the response's header (for its
+// Retry-After) and the kind WithKind read — never with the request's URL,
+// header or body, nor the response's body. The transport's own errors carry
+// no credential or payload: URLs appear without their user information and
+// with every query value replaced by "REDACTED" (Redact). Per-attempt HTTP
+// metrics and traces (method, status, latency) belong below the transport:
+// wrap the base transport (WithBase), for example with otelhttp.
 //
 // # Defaults
 //
-// The zero Transport is usable and means the same as New():
+// The zero Transport is usable and means the same as New(r) with r from
+// retry.New():
 //
 //	| setting        | default                                        | option               |
 //	|----------------|------------------------------------------------|----------------------|
 //	| base transport | http.DefaultTransport                          | WithBase             |
-//	| retry policy   | retry.New(): 3 attempts, 30s MaxDelay, …       | WithRetrier          |
 //	| retried        | idempotent methods and keyed requests          | a key, MintKeys      |
 //	| keys           | the request's or its context's; none minted    | MintKeys             |
 //	| drain limit    | 64 KiB read from a discarded body, then closed | WithDrainLimit       |
 //	| error kinds    | none read (idempotency answers excepted)       | WithKind             |
-//	| breakers       | none                                           | WithBreakers         |
-//	| cooldowns      | none                                           | WithCooldowns        |
-//	| model          | "" (one breaker and cooldown per host)         | WithModel            |
-//	| observation    | no hook, no log                                | WithHook, WithLogger |
+//	| call key       | (host, "")                                     | WithModel            |
+//	| hedging        | none                                           | WithHedging          |
 //	| Result         | not reported                                   | WithResult (context) |
 //
-// A request that succeeds at once allocates nothing in the transport, and
-// costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
+// A request that succeeds at once allocates nothing in the transport (with
+// a Retrier whose stages read the call key, only the key's context value),
+// and costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
 // cost: see bench/README.md.
 package httpretry

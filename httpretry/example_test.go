@@ -7,14 +7,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/stream"
 )
 
@@ -33,7 +37,7 @@ func ExampleNewClient() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := httpretry.NewClient(httpretry.WithRetrier(r))
+	client, err := httpretry.NewClient(r)
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +59,11 @@ func ExampleNewClient_post() {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	client, err := httpretry.NewClient()
+	r, err := retry.New()
+	if err != nil {
+		panic(err)
+	}
+	client, err := httpretry.NewClient(r)
 	if err != nil {
 		panic(err)
 	}
@@ -102,7 +110,7 @@ func ExampleMintKeys() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.MintKeys())
+	client, err := httpretry.NewClient(r, httpretry.MintKeys())
 	if err != nil {
 		panic(err)
 	}
@@ -116,7 +124,7 @@ func ExampleMintKeys() {
 	// Output: 201 2 true 26
 }
 
-func ExampleWithHook() {
+func ExampleNew() {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits.Add(1) == 1 {
@@ -127,26 +135,96 @@ func ExampleWithHook() {
 	}))
 	defer srv.Close()
 
-	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	// The Retrier holds the policy and every stage; its observer hears each
+	// attempt of every request — here, counted by status class, as a metric
+	// would. An error status reaches it as a *classify.StatusError.
+	byClass := func(_ context.Context, e observe.Event) {
+		if e.Kind != observe.AttemptDone {
+			return
+		}
+		class := "2xx"
+		var se *classify.StatusError
+		if errors.As(e.Err, &se) {
+			class = strconv.Itoa(se.Code/100) + "xx"
+		}
+		fmt.Println("attempt", e.Attempt, class)
+	}
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)), retry.WithObserver(observe.Func(byClass)))
 	if err != nil {
 		panic(err)
 	}
-	count := func(_ context.Context, a httpretry.Attempt) { // e.g. a metric: attempts by method and status class
-		fmt.Println("attempt", a.Number, a.Method, a.StatusClass())
-	}
-	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.WithHook(count))
+	tr, err := httpretry.New(r)
 	if err != nil {
 		panic(err)
 	}
-	resp, err := client.Get(srv.URL + "/items?token=secret")
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/items?token=secret")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	resp.Body.Close()
+	fmt.Println(resp.StatusCode)
 	// Output:
-	// attempt 1 GET 5xx
-	// attempt 2 GET 2xx
+	// attempt 1 5xx
+	// attempt 2 2xx
+	// 200
+}
+
+// A Retrier with breakers and cooldowns, keyed by each request's (host,
+// model): a 503 with Retry-After cools its model down, for this call and
+// every other, while another model of the same host is still served.
+func ExampleWithModel() {
+	var sent atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		if r.Header.Get("X-Model") == "qwen3" {
+			w.Header().Set("Retry-After", "600") // ten minutes: longer than the Retrier's MaxDelay
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+
+	breakers, err := breaker.New(breaker.Config{})
+	if err != nil {
+		panic(err)
+	}
+	cooldowns, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+	if err != nil {
+		panic(err)
+	}
+	r, err := retry.New(retry.WithBreakers(breakers), retry.WithCooldowns(cooldowns))
+	if err != nil {
+		panic(err)
+	}
+	client, err := httpretry.NewClient(r, httpretry.WithModel(func(req *http.Request) string { return req.Header.Get("X-Model") }))
+	if err != nil {
+		panic(err)
+	}
+	defer client.CloseIdleConnections()
+	ask := func(model string) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/chat", nil)
+		req.Header.Set("X-Model", model)
+		resp, err := client.Do(req)
+		switch {
+		case errors.Is(err, breaker.ErrCooldown):
+			fmt.Println(model+": cooling down, not sent; sent so far:", sent.Load())
+		case err != nil:
+			fmt.Println(model+":", err)
+		default:
+			resp.Body.Close()
+			fmt.Println(model+":", resp.StatusCode, "sent so far:", sent.Load())
+		}
+	}
+	ask("qwen3") // a 503 asking for ten minutes: returned, not slept
+	ask("qwen3") // the model cools down
+	ask("llama") // another model of the host is served
+	// Output:
+	// qwen3: 503 sent so far: 1
+	// qwen3: cooling down, not sent; sent so far: 1
+	// llama: 200 sent so far: 2
 }
 
 func ExampleWithResult() {
@@ -156,7 +234,11 @@ func ExampleWithResult() {
 	}))
 	defer srv.Close()
 
-	client, err := httpretry.NewClient()
+	r, err := retry.New()
+	if err != nil {
+		panic(err)
+	}
+	client, err := httpretry.NewClient(r)
 	if err != nil {
 		panic(err)
 	}

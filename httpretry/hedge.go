@@ -7,10 +7,9 @@ import (
 	"sync/atomic"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
-// hedgedCall runs a request through a hedging Retrier (retry.WithHedging):
+// hedgedCall runs a request through the transport's Hedger (WithHedging):
 // its attempts may be in flight at the same time, so each works on a copy
 // of the call, and what the caller gets back — the first success, or the
 // last error response — is gathered here. Every other response is drained
@@ -24,13 +23,12 @@ type hedgedCall struct {
 	sent bool           // attempt 1 sent the caller's body
 }
 
-// runHedged is run for a Transport whose Retrier hedges. A request that may
-// be sent only once runs under a SingleAttempt context (see prepare), where
-// Hedge makes one attempt; the others hedge. Attempts after the first
-// rewind the body with GetBody, as retries do.
+// runHedged is run for a Transport that hedges, for a request it may
+// repeat (a request sent once runs through the Retrier with one attempt).
+// Attempts after the first rewind the body with GetBody, as retries do.
 func (c *call) runHedged() (retry.Stats, error) {
 	h := &hedgedCall{c: *c}
-	st, err := c.t.r.Hedge(c.ctx, h.attempt)
+	st, err := c.t.hedger.Run(c.ctx, h.attempt)
 	c.attempts = st.Attempts
 	c.bodySent = h.sent
 	if h.resp != nil {
@@ -70,13 +68,4 @@ func (h *hedgedCall) discard(resp *http.Response) {
 	if resp != nil {
 		drain(resp.Body, h.c.t.drainLimit)
 	}
-}
-
-// checkHedging refuses breakers around a hedging Retrier: a breaker runs
-// its Retrier's attempts one at a time.
-func (t *Transport) checkHedging() *retry.InvalidError {
-	if t.breakers != nil && t.r.Hedging() {
-		return argerr.New("httpretry.WithBreakers", "a hedging Retrier", "breakers do not hedge: use a Retrier without retry.WithHedging")
-	}
-	return nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // A GET that hangs is sent again after a millisecond; the copy answers.
-func ExampleWithRetrier_hedging() {
+func ExampleWithHedging() {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits.Add(1) == 1 {
@@ -26,11 +26,11 @@ func ExampleWithRetrier_hedging() {
 	}))
 	defer srv.Close()
 
-	r, err := retry.New(retry.Idempotent(), retry.WithHedging(hedge.Fixed(time.Millisecond), 2))
+	r, err := retry.New()
 	if err != nil {
 		panic(err)
 	}
-	tr, err := httpretry.New(httpretry.WithRetrier(r))
+	tr, err := httpretry.New(r, httpretry.WithHedging(hedge.Fixed(time.Millisecond), 2))
 	if err != nil {
 		panic(err)
 	}

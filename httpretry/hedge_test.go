@@ -83,18 +83,20 @@ func (b *ctxBody) Read(p []byte) (int, error) {
 	return b.trackedBody.Read(p)
 }
 
-func hedgingRetrier(t *testing.T, opts ...retry.Option) *retry.Retrier {
+// hedging is a transport over rt that hedges after 10ms, two in flight at
+// most, through a Retrier built with opts.
+func hedging(t *testing.T, rt http.RoundTripper, opts ...retry.Option) *httpretry.Transport {
 	t.Helper()
-	r, err := retry.New(append([]retry.Option{retry.Idempotent(), retry.WithHedging(hedge.Fixed(10*ms), 2)}, opts...)...)
+	r, err := retry.New(opts...)
 	require.NoError(t, err)
-	return r
+	return transport(t, r, httpretry.WithBase(rt), httpretry.WithHedging(hedge.Fixed(10*ms), 2))
 }
 
 func TestHedgedRequests(t *testing.T) {
 	t.Run("a slow GET gets a hedge; the caller reads the winner's body; the loser is cancelled", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &racingRT{lat: []time.Duration{time.Second, 5 * ms}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(hedgingRetrier(t)))
+			tr := hedging(t, rt)
 			req, res := get(t, "http://api.test/x")
 			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
@@ -106,7 +108,7 @@ func TestHedgedRequests(t *testing.T) {
 	t.Run("a keyed POST is hedged with its body replayed by GetBody", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &racingRT{lat: []time.Duration{time.Second, 5 * ms}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(hedgingRetrier(t)))
+			tr := hedging(t, rt)
 			req := post(t, t.Context(), "http://api.test/orders", `{"sku":42}`)
 			req.Header.Set(idempotency.HeaderKey, "order-42")
 			resp, err := tr.RoundTrip(req)
@@ -118,7 +120,7 @@ func TestHedgedRequests(t *testing.T) {
 	t.Run("a POST without a key is sent once, however slow", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &racingRT{lat: []time.Duration{time.Second}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(hedgingRetrier(t)))
+			tr := hedging(t, rt)
 			resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/orders", "x"))
 			require.NoError(t, err)
 			assert.Equal(t, "answer 1", readAll(t, resp))
@@ -130,7 +132,7 @@ func TestHedgedRequests(t *testing.T) {
 			// Attempt 1 fails fast with a 503, attempt 2 (at once) is slow,
 			// its hedge 3 wins: the 503 is closed, and so is 2 if it answers.
 			rt := &racingRT{lat: []time.Duration{ms, 50 * ms, 5 * ms}, status: []int{503}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(hedgingRetrier(t)))
+			tr := hedging(t, rt)
 			req, res := get(t, "http://api.test/x")
 			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
@@ -139,19 +141,54 @@ func TestHedgedRequests(t *testing.T) {
 			assert.Equal(t, rt.returned.Load(), rt.closed.Load(), "every response handed out is closed, the winner's by the caller")
 		})
 	})
-	t.Run("a Retrier that is not Idempotent refuses to hedge an unkeyed GET", func(t *testing.T) {
-		rt := &racingRT{lat: []time.Duration{ms}}
-		r, err := retry.New(retry.WithHedging(hedge.Fixed(10*ms), 2))
-		require.NoError(t, err)
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-		_, err = transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(r)).RoundTrip(req)
-		assert.ErrorIs(t, err, retry.ErrHedgeUnsafe)
-		assert.Zero(t, rt.n)
+	t.Run("a GET is hedged whether or not the Retrier is Idempotent: the transport knows its method", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			rt := &racingRT{lat: []time.Duration{time.Second, 5 * ms}}
+			r, err := retry.New()
+			require.NoError(t, err)
+			tr := transport(t, r, httpretry.WithBase(rt), httpretry.WithHedging(hedge.Fixed(10*ms), 2))
+			req, res := get(t, "http://api.test/x")
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			assert.Equal(t, "answer 2", readAll(t, resp))
+			assert.Equal(t, 1, res.Stats.Hedges)
+		})
 	})
-	t.Run("breakers around a hedging Retrier are refused", func(t *testing.T) {
-		_, err := httpretry.New(httpretry.WithRetrier(hedgingRetrier(t)),
-			httpretry.WithBreakers(func(breaker.HostModel) breaker.Settings { return breaker.Settings{} }))
-		assert.ErrorIs(t, err, retry.ErrInvalid)
+	t.Run("a hedged request goes through the Retrier's breaker, keyed by its host", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			rt := &racingRT{lat: []time.Duration{ms}, status: []int{503, 503}}
+			b, err := breaker.New(breaker.Config{ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 1 }})
+			require.NoError(t, err)
+			tr := hedging(t, rt, retry.WithBreakers(b), retry.WithMaxAttempts(2))
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, 503, resp.StatusCode)
+			assert.Equal(t, breaker.StateOpen, b.State(breaker.Key{Target: "api.test"}))
+			req, _ = http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			_, err = tr.RoundTrip(req)
+			assert.ErrorIs(t, err, retry.ErrBreakerOpen, "refused without a request")
+			assert.Equal(t, 2, rt.n)
+		})
+	})
+	t.Run("a bad delay or maxInFlight is refused when the transport is built", func(t *testing.T) {
+		for _, tt := range []struct {
+			d    hedge.Delay
+			max  int
+			want string
+		}{
+			{nil, 2, "httpretry.WithHedging(<nil>): must not be nil"},
+			{hedge.Fixed(0), 2, "httpretry.WithHedging(0s): hedge.Fixed(0s): must be positive"},
+			{hedge.Fixed(ms), 1, "httpretry.WithHedging(1): at most in flight must be at least 2: an attempt and its hedge"},
+		} {
+			tr, err := httpretry.New(defaults(t), httpretry.WithHedging(tt.d, tt.max))
+			require.ErrorIs(t, err, retry.ErrInvalid)
+			assert.Equal(t, tt.want, err.Error())
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			_, rerr := tr.RoundTrip(req)
+			assert.Equal(t, err, rerr, "the refused Transport fails every request with it")
+		}
 	})
 }
 
@@ -164,9 +201,7 @@ func TestHedgedCancellationStormsLeaveNothingBehind(t *testing.T) {
 	srv := newServer(t, reply{status: 200, body: strings.Repeat("x", 50_000)})
 	srv.Config.Handler = slowly(srv.Config.Handler)
 	tr := base(t)
-	r, err := retry.New(retry.Idempotent(), retry.WithHedging(hedge.Fixed(500*time.Microsecond), 3))
-	require.NoError(t, err)
-	c := client(t, httpretry.WithBase(tr), httpretry.WithRetrier(r))
+	c := client(t, defaults(t), httpretry.WithBase(tr), httpretry.WithHedging(hedge.Fixed(500*time.Microsecond), 3))
 	rng := rand.New(rand.NewPCG(3, 4))
 	var wg sync.WaitGroup
 	var ok, cancelled atomic.Int64

@@ -104,9 +104,17 @@ func quick(t *testing.T, opts ...retry.Option) *retry.Retrier {
 	return r
 }
 
-func client(t *testing.T, opts ...httpretry.Option) *http.Client {
+// defaults is a Retrier with the default policy.
+func defaults(t *testing.T) *retry.Retrier {
 	t.Helper()
-	c, err := httpretry.NewClient(opts...)
+	r, err := retry.New()
+	require.NoError(t, err)
+	return r
+}
+
+func client(t *testing.T, r *retry.Retrier, opts ...httpretry.Option) *http.Client {
+	t.Helper()
+	c, err := httpretry.NewClient(r, opts...)
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 	return c
@@ -230,9 +238,9 @@ func exact(t *testing.T, d time.Duration, opts ...retry.Option) *retry.Retrier {
 	return r
 }
 
-func transport(t *testing.T, opts ...httpretry.Option) *httpretry.Transport {
+func transport(t *testing.T, r *retry.Retrier, opts ...httpretry.Option) *httpretry.Transport {
 	t.Helper()
-	tr, err := httpretry.New(opts...)
+	tr, err := httpretry.New(r, opts...)
 	require.NoError(t, err)
 	return tr
 }

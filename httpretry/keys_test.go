@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,7 +43,7 @@ func TestEachCallHasOneKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := &fakeRT{script: ok}
-			opts := []httpretry.Option{httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))}
+			opts := []httpretry.Option{httpretry.WithBase(rt)}
 			if tt.mint {
 				opts = append(opts, httpretry.MintKeys())
 			}
@@ -54,7 +55,7 @@ func TestEachCallHasOneKey(t *testing.T) {
 			if tt.header != "" {
 				req.Header.Set(idempotency.HeaderKey, tt.header)
 			}
-			resp, err := transport(t, opts...).RoundTrip(req)
+			resp, err := transport(t, defaults(t), opts...).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			sent := rt.requests()
@@ -76,7 +77,7 @@ func TestEachCallHasOneKey(t *testing.T) {
 
 func TestANewCallGetsANewMintedKey(t *testing.T) {
 	rt := &fakeRT{script: []reply{{status: 200}}}
-	tr := transport(t, httpretry.WithBase(rt), httpretry.MintKeys())
+	tr := transport(t, defaults(t), httpretry.WithBase(rt), httpretry.MintKeys())
 	for range 2 {
 		resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/orders", "{}"))
 		require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestANewCallGetsANewMintedKey(t *testing.T) {
 
 func TestMintKeysLeavesIdempotentMethodsAlone(t *testing.T) {
 	rt := &fakeRT{script: []reply{{status: 200}}}
-	tr := transport(t, httpretry.WithBase(rt), httpretry.MintKeys())
+	tr := transport(t, defaults(t), httpretry.WithBase(rt), httpretry.MintKeys())
 	req, _ := http.NewRequest(http.MethodGet, "http://api.test/orders/7", nil)
 	resp, err := tr.RoundTrip(req)
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestABadKeyFailsBeforeSending(t *testing.T) {
 			body := &closeCounter{Reader: strings.NewReader("{}")}
 			req, _ := http.NewRequest(http.MethodPost, "http://api.test/orders", body)
 			req.Header.Set(idempotency.HeaderKey, key)
-			_, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+			_, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 			require.ErrorIs(t, err, retry.ErrInvalid)
 			assert.Contains(t, err.Error(), "not sent")
 			assert.Zero(t, rt.count())
@@ -137,7 +138,7 @@ func TestInProgressIsWaitedOutInTheLoop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rt := &fakeRT{script: tt.script}
-				tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)))
+				tr := transport(t, exact(t, 10*ms), httpretry.WithBase(rt))
 				ctx, _ := retry.WithIdempotencyKey(t.Context(), "order-1")
 				req, res := asking(t, post(t, ctx, "http://api.test/orders", `{"item":"book"}`))
 				resp, err := tr.RoundTrip(req)
@@ -170,7 +171,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 	t.Run("a Retry-After longer than MaxDelay is returned, not slept", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "99999999999999999999")}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)))
+			tr := transport(t, exact(t, 10*ms), httpretry.WithBase(rt))
 			start := time.Now()
 			req, res := asking(t, keyed(t, t.Context(), "k"))
 			resp, err := tr.RoundTrip(req)
@@ -193,7 +194,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			req, res := asking(t, keyed(t, ctx, "k"))
-			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+			resp, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.Zero(t, time.Since(start))
@@ -205,7 +206,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "1")}}
 			req, res := asking(t, keyed(t, t.Context(), "k"))
-			resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+			resp, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.ErrorIs(t, res.Err, retry.ErrExhausted)
@@ -226,7 +227,7 @@ func TestKeyReuseAndNotRetainedAreNeverRetried(t *testing.T) {
 	} {
 		t.Run(tt.kind, func(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(tt.status, tt.kind, "1"), {status: 200}}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0)), httpretry.MintKeys())
+			tr := transport(t, exact(t, 0), httpretry.WithBase(rt), httpretry.MintKeys())
 			req := post(t, t.Context(), "http://api.test/orders", `{"item":"pen"}`)
 			req.Header.Set(idempotency.HeaderKey, "k1")
 			req, res := asking(t, req)
@@ -248,7 +249,7 @@ func TestKeyReuseAndNotRetainedAreNeverRetried(t *testing.T) {
 func TestAKindOnlyMattersForAKeyedRequest(t *testing.T) {
 	rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "1"), {status: 200}}}
 	req, _ := http.NewRequest(http.MethodPut, "http://api.test/doc", nil)
-	resp, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+	resp, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, 409, resp.StatusCode, "a 409 to a request without a key is a conflict like any other")
@@ -303,12 +304,12 @@ func TestATimedOutAttemptCollectsTheFirstExecutionsResult(t *testing.T) {
 		srv := &slowServer{done: map[string]chan struct{}{}}
 		var waits []string
 		r := exact(t, 100*ms, retry.WithMaxAttempts(4), retry.WithAttemptTimeout(300*ms),
-			retry.WithHook(func(_ context.Context, e retry.Event) {
-				if e.Kind == retry.RetryScheduled {
+			retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+				if e.Kind == observe.RetryScheduled {
 					waits = append(waits, e.Decision.Reason)
 				}
-			}))
-		tr := transport(t, httpretry.WithBase(srv), httpretry.WithRetrier(r), httpretry.MintKeys())
+			})))
+		tr := transport(t, r, httpretry.WithBase(srv), httpretry.MintKeys())
 		start := time.Now()
 		req, res := asking(t, post(t, t.Context(), "http://api.test/generate", `{"prompt":"hi"}`))
 		resp, err := tr.RoundTrip(req)
@@ -351,7 +352,7 @@ func (c *closeCounter) Close() error {
 
 func TestAKeyedAnswerIsReadWhateverTheDrainLimit(t *testing.T) {
 	rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, ""), {status: 201}}}
-	tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0)), httpretry.WithDrainLimit(0))
+	tr := transport(t, exact(t, 0), httpretry.WithBase(rt), httpretry.WithDrainLimit(0))
 	resp, err := tr.RoundTrip(keyed(t, t.Context(), "k"))
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -21,7 +21,7 @@ func TestALimiterPacesTheTransportThroughItsRetrier(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 429, header: retryAfter("1")}, {status: 200}, {status: 200}}}
 		a, err := limit.NewAdaptive(limit.AdaptiveConfig{})
 		require.NoError(t, err)
-		c := client(t, httpretry.WithBase(rt), httpretry.WithRetrier(quick(t, retry.WithLimiter(a))))
+		c := client(t, quick(t, retry.WithLimiter(a)), httpretry.WithBase(rt))
 		time.Sleep(time.Second) // the limiter's window: nothing accepted in it
 		resp, err := c.Get("http://api.example/x")
 		require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestALimiterRefusalSendsNothingAndIsNotRetried(t *testing.T) {
 		th.Record(context.Background(), limit.Outcome{Result: limit.Throttled})
 	}
 	rt := &fakeRT{script: []reply{{status: 200}}}
-	c := client(t, httpretry.WithBase(rt), httpretry.WithRetrier(quick(t, retry.WithLimiter(th))))
+	c := client(t, quick(t, retry.WithLimiter(th)), httpretry.WithBase(rt))
 	_, err = c.Get("http://api.example/x")
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, retry.ErrLimited), "%v", err)
@@ -65,13 +65,13 @@ func (b *byModel) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestAKeyedLimiterLimitsEachHostAndModelOnItsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &byModel{sent: map[string]int{}}
-		keyed, err := limit.NewKeyed(httpretry.HostModelOf, func(breaker.HostModel) (limit.Limiter, error) {
+		keyed, err := limit.NewKeyed(breaker.KeyOf, func(breaker.Key) (limit.Limiter, error) {
 			return limit.NewThrottler(limit.ThrottlerConfig{K: 1, Rand: func() uint64 { return 0 }})
 		}, 0)
 		require.NoError(t, err)
-		c := client(t, httpretry.WithBase(rt), httpretry.WithHostModelContext(),
-			httpretry.WithModel(func(r *http.Request) string { return r.URL.Query().Get("model") }),
-			httpretry.WithRetrier(quick(t, retry.WithLimiter(keyed), retry.WithMaxAttempts(1))))
+		r := quick(t, retry.WithLimiter(keyed), retry.WithMaxAttempts(1))
+		require.True(t, r.Keyed(), "a Keyed by breaker.Key reads the call key")
+		c := client(t, r, httpretry.WithBase(rt), httpretry.WithModel(func(r *http.Request) string { return r.URL.Query().Get("model") }))
 		for range 20 {
 			if resp, err := c.Get("http://api.example/v1?model=busy"); err == nil {
 				resp.Body.Close()
@@ -82,14 +82,27 @@ func TestAKeyedLimiterLimitsEachHostAndModelOnItsOwn(t *testing.T) {
 		resp, err := c.Get("http://api.example/v1?model=idle")
 		require.NoError(t, err, "the other model of the same host is not limited")
 		resp.Body.Close()
-		busy, ok := keyed.Get(breaker.HostModel{Host: "api.example", Model: "busy"})
-		require.NoError(t, ok)
+		busy, err := keyed.Get(breaker.Key{Target: "api.example", Operation: "busy"})
+		require.NoError(t, err)
 		assert.Greater(t, busy.(*limit.Throttler).RejectProbability(), 0.9)
 		assert.Equal(t, 1, rt.sent["idle"])
 	})
 }
 
-func TestHostModelOfANilContext(t *testing.T) {
-	_, ok := httpretry.HostModelOf(nil) //nolint:staticcheck // nil is the point
-	assert.False(t, ok)
+func TestTheCallKeyIsSetOnlyForAStageThatReadsIt(t *testing.T) {
+	var seen []bool // whether each call's context carried a call key
+	byOwnKey, err := limit.NewKeyed(func(ctx context.Context) (string, bool) {
+		_, ok := breaker.KeyOf(ctx)
+		seen = append(seen, ok)
+		return "", false
+	}, func(string) (limit.Limiter, error) { return nil, nil }, 0)
+	require.NoError(t, err)
+	r := quick(t, retry.WithLimiter(byOwnKey))
+	require.False(t, r.Keyed())
+	rt := &fakeRT{script: []reply{{status: 200}}}
+	resp, err := client(t, r, httpretry.WithBase(rt)).Get("http://api.example/x")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NotEmpty(t, seen)
+	assert.False(t, seen[0], "no stage reads the call key: it costs no context value")
 }

@@ -2,70 +2,100 @@ package httpretry_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
+	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 type ctxKey struct{}
 
-func TestTheHookHearsEveryAttempt(t *testing.T) {
+// recorder keeps the events an observer hears.
+type recorder struct {
+	mu     sync.Mutex
+	events []observe.Event
+	ctxs   []context.Context
+}
+
+func (r *recorder) Observe(ctx context.Context, e observe.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events, r.ctxs = append(r.events, e), append(r.ctxs, ctx)
+}
+
+func (r *recorder) of(k observe.Kind) []observe.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []observe.Event
+	for _, e := range r.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestTheRetriersObserverHearsEveryAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 503}, {hangup: true}, {status: 200}}}
-		var got []httpretry.Attempt
-		var sawCtx bool
-		hook := func(ctx context.Context, a httpretry.Attempt) {
-			sawCtx = ctx.Value(ctxKey{}) == "mine"
-			got = append(got, a)
-		}
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)), httpretry.WithHook(hook))
+		rec := &recorder{}
+		tr := transport(t, exact(t, 10*ms, retry.WithObserver(rec)), httpretry.WithBase(rt))
 		ctx := context.WithValue(t.Context(), ctxKey{}, "mine")
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://user:pw@api.test/doc?sig=s3cret", strings.NewReader("x"))
 		resp, err := tr.RoundTrip(req)
 		require.NoError(t, err)
 		resp.Body.Close()
-		require.Len(t, got, 3)
-		assert.True(t, sawCtx, "the hook gets the request's context")
-		for i, a := range got {
-			assert.Equal(t, i+1, a.Number)
-			assert.Equal(t, "PUT", a.Method)
-			assert.Equal(t, "http://api.test/doc?sig=REDACTED", a.URL)
-			assert.Empty(t, a.Once)
+		done := rec.of(observe.AttemptDone)
+		require.Len(t, done, 3)
+		for i, e := range done {
+			assert.Equal(t, i+1, e.Attempt)
+			assert.False(t, e.Deferred, "the transport's call is the one that counts")
 		}
-		assert.Equal(t, []string{"5xx", "error", "2xx"}, []string{got[0].StatusClass(), got[1].StatusClass(), got[2].StatusClass()})
-		assert.NoError(t, got[0].Err, "an error status is a response")
-		assert.ErrorIs(t, got[1].Err, io.ErrUnexpectedEOF)
+		var se *classify.StatusError
+		require.ErrorAs(t, done[0].Err, &se, "an error status reaches the observer as a StatusError")
+		assert.Equal(t, 503, se.Code)
+		assert.ErrorIs(t, done[1].Err, io.ErrUnexpectedEOF)
+		assert.NoError(t, done[2].Err)
+		for _, c := range rec.ctxs {
+			assert.Equal(t, "mine", c.Value(ctxKey{}), "the observer gets the request's context")
+		}
 	})
 }
 
-func TestTheHookHearsAnAttemptACooldownRefused(t *testing.T) {
-	cd, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{})
+func TestTheObserverHearsACallACooldownRefused(t *testing.T) {
+	cd, err := breaker.NewCooldowns(breaker.CooldownConfig{})
 	require.NoError(t, err)
-	cd.Start(breaker.HostModel{Host: "api.test"}, time.Now().Add(time.Hour))
-	var got []httpretry.Attempt
+	cd.Observe(t.Context(), breaker.Key{Target: "api.test"}, errors.New("503"),
+		classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: time.Hour}, nil)
+	rec := &recorder{}
 	rt := &fakeRT{script: []reply{{status: 200}}}
-	tr := transport(t, httpretry.WithBase(rt), httpretry.WithCooldowns(cd),
-		httpretry.WithHook(func(_ context.Context, a httpretry.Attempt) { got = append(got, a) }))
+	tr := transport(t, quick(t, retry.WithCooldowns(cd), retry.WithObserver(rec)), httpretry.WithBase(rt))
 	req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
 	_, err = tr.RoundTrip(req)
 	assert.ErrorIs(t, err, breaker.ErrCooldown)
-	require.Len(t, got, 1)
-	assert.ErrorIs(t, got[0].Err, breaker.ErrCooldown)
-	assert.Equal(t, "error", got[0].StatusClass())
+	gaveUp := rec.of(observe.GaveUp)
+	require.Len(t, gaveUp, 1)
+	assert.Equal(t, policy.StopWaitTooLong, gaveUp[0].Stop, "an hour is longer than the call can wait")
+	assert.Zero(t, gaveUp[0].Attempt)
+	assert.Empty(t, rec.of(observe.AttemptDone))
 	assert.Zero(t, rt.count())
 }
 
-func TestOnlyAFailedRequestSentOnceIsLogged(t *testing.T) {
+func TestARequestSentOnceIsAnOrdinaryCallOfTheRetrier(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		status  int
@@ -76,18 +106,25 @@ func TestOnlyAFailedRequestSentOnceIsLogged(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs logBuffer
+			rec := &recorder{}
 			rt := &fakeRT{script: []reply{{status: tt.status}}}
-			tr := transport(t, httpretry.WithBase(rt), httpretry.WithLogger(logger(&logs)))
-			resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/orders", "{}"))
+			r := quick(t, retry.WithLogger(logger(&logs)), retry.WithObserver(rec))
+			tr := transport(t, r, httpretry.WithBase(rt))
+			req, res := asking(t, post(t, t.Context(), "http://api.test/orders", "{}"))
+			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
+			done := rec.of(observe.AttemptDone)
+			require.Len(t, done, 1, "one attempt, heard like any other")
+			assert.False(t, done[0].Deferred, "not left to a loop around: observers count it")
 			if !tt.wantLog {
 				assert.Empty(t, logs.String())
 				return
 			}
 			assert.Contains(t, logs.String(), "level=INFO")
-			assert.Contains(t, logs.String(), "httpretry: request sent once, not retried")
-			assert.Contains(t, logs.String(), "request.reason=\"without an Idempotency-Key a POST is not safe to repeat\"")
+			assert.Contains(t, logs.String(), "retry: gave up")
+			assert.Contains(t, logs.String(), "stop=max-attempts")
+			assert.Contains(t, res.Err.Error(), "without an Idempotency-Key a POST is not safe to repeat", "why, in the Result")
 		})
 	}
 }
@@ -113,7 +150,7 @@ func TestTheResultIsReportedOnEveryPath(t *testing.T) {
 				req.Header.Set(idempotency.HeaderKey, tt.header)
 			}
 			req, res := asking(t, req)
-			resp, err := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))).RoundTrip(req)
+			resp, err := transport(t, exact(t, 0), httpretry.WithBase(rt)).RoundTrip(req)
 			if resp != nil {
 				resp.Body.Close()
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,7 +60,7 @@ func TestRetryAfterFormsFromRetryablehttp(t *testing.T) {
 					h.Add("Retry-After", v)
 				}
 				rt := &fakeRT{script: []reply{{status: tt.status, header: h}, {status: 200}}}
-				tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms)))
+				tr := transport(t, exact(t, 10*ms), httpretry.WithBase(rt))
 				req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
 				resp, err := tr.RoundTrip(req)
 				require.NoError(t, err)
@@ -90,7 +92,7 @@ func TestEveryRewindableBodyIsSentWholeOnEachAttempt(t *testing.T) {
 			rt := &fakeRT{script: []reply{{status: 500}, {status: 200}}}
 			req, _ := http.NewRequest(http.MethodPut, "http://api.test/v1/foo", tt.body)
 			req.Header.Set("Foo", "bar")
-			resp, err := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))).RoundTrip(req)
+			resp, err := transport(t, exact(t, 0), httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			sent := rt.requests()
@@ -102,6 +104,9 @@ func TestEveryRewindableBodyIsSentWholeOnEachAttempt(t *testing.T) {
 	}
 }
 
+// drainDefault is the documented default of WithDrainLimit: 64 KiB.
+const drainDefault = 64 << 10
+
 // retryablehttp drainBody, net/http TestTransportPersistConnReadLoopEOF and
 // friends: a discarded error body is read (up to a limit) and closed, so the
 // connection is reused; a larger one costs its connection.
@@ -112,13 +117,13 @@ func TestDiscardedBodiesAreDrainedUpToTheLimit(t *testing.T) {
 		limit     int64
 		wantConns int64
 	}{
-		{"a small body: one connection for every attempt", 1000, httpretry.DefaultDrainLimit, 1},
-		{"a body over the limit: its connection is closed", 100_000, httpretry.DefaultDrainLimit, 3},
+		{"a small body: one connection for every attempt", 1000, drainDefault, 1},
+		{"a body over the limit: its connection is closed", 100_000, drainDefault, 3},
 		{"a drain limit of 0: close at once", 1000, 0, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newServer(t, reply{status: 503, body: strings.Repeat("x", tt.body)}, reply{status: 503, body: strings.Repeat("x", tt.body)}, reply{status: 200})
-			c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithDrainLimit(tt.limit))
+			c := client(t, quick(t), httpretry.WithBase(base(t)), httpretry.WithDrainLimit(tt.limit))
 			resp, err := c.Get(srv.URL)
 			require.NoError(t, err)
 			readAll(t, resp)
@@ -137,15 +142,16 @@ func TestARedirectLoopIsNotRetried(t *testing.T) {
 		http.Redirect(w, r, "/", http.StatusFound)
 	}))
 	defer srv.Close()
-	var attempts []httpretry.Attempt
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)),
-		httpretry.WithHook(func(_ context.Context, a httpretry.Attempt) { attempts = append(attempts, a) }))
+	rec := &recorder{}
+	c := client(t, quick(t, retry.WithObserver(rec)), httpretry.WithBase(base(t)))
 	_, err := c.Get(srv.URL)
 	assert.ErrorContains(t, err, "stopped after 10 redirects")
 	assert.Equal(t, int32(10), hits.Load(), "ten hops, one request each")
-	for _, a := range attempts {
-		assert.Equal(t, 1, a.Number)
-		assert.Equal(t, "3xx", a.StatusClass(), "a redirect is an answer, not a failure")
+	done := rec.of(observe.AttemptDone)
+	require.Len(t, done, 10)
+	for _, e := range done {
+		assert.Equal(t, 1, e.Attempt)
+		assert.NoError(t, e.Err, "a redirect is an answer, not a failure")
 	}
 }
 
@@ -170,7 +176,7 @@ func TestA307ResendsTheBodyAndTheTargetIsRetried(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 	}))
 	defer srv.Close()
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req := post(t, t.Context(), srv.URL+"/redirect", `{"foo":"bar"}`)
 	req.Header.Set(idempotency.HeaderKey, "k-307")
 	req, res := asking(t, req)
@@ -214,7 +220,7 @@ func TestWhatCanNeverSucceedIsNotRetried(t *testing.T) {
 			tr := base(t)
 			tr.TLSClientConfig = &tls.Config{}
 			counted := roundTripFunc(func(r *http.Request) (*http.Response, error) { n.Add(1); return tr.RoundTrip(r) })
-			_, err := transport(t, httpretry.WithBase(counted), httpretry.WithRetrier(quick(t))).RoundTrip(tt.req())
+			_, err := transport(t, quick(t), httpretry.WithBase(counted)).RoundTrip(tt.req())
 			require.Error(t, err)
 			var rerr *retry.Error
 			require.ErrorAs(t, err, &rerr)
@@ -233,7 +239,7 @@ func TestCancellingMidAttemptEndsTheCallAtOnce(t *testing.T) {
 		time.AfterFunc(50*ms, cancel)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
 		start := time.Now()
-		_, err := transport(t, httpretry.WithBase(rt)).RoundTrip(req)
+		_, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, 50*ms, time.Since(start))
 		assert.Len(t, rt.ctxs, 1)
@@ -254,7 +260,7 @@ func TestA429IsRetriedAndTheLastOneReturned(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := &fakeRT{script: tt.script}
 			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-			resp, err := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))).RoundTrip(req)
+			resp, err := transport(t, exact(t, 0), httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
 			assert.Equal(t, tt.status, resp.StatusCode)
 			assert.Equal(t, tt.body, readAll(t, resp))
@@ -267,27 +273,27 @@ func TestA429IsRetriedAndTheLastOneReturned(t *testing.T) {
 // doc: "RoundTrip must always close the body, including on errors"): the
 // request's body is closed on every path, sent or not.
 func TestTheRequestBodyIsAlwaysClosed(t *testing.T) {
-	cd, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{})
+	cd, err := breaker.NewCooldowns(breaker.CooldownConfig{})
 	require.NoError(t, err)
-	cd.Start(breaker.HostModel{Host: "cooling.test"}, time.Now().Add(time.Hour))
-	open := func(breaker.HostModel) breaker.Settings {
-		return breaker.Settings{ReadyToTrip: func(breaker.Counts) bool { return true }}
-	}
+	cd.Observe(t.Context(), breaker.Key{Target: "cooling.test"}, errors.New("503"),
+		classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: time.Hour}, nil)
+	open, err := breaker.New(breaker.Config{ReadyToTrip: func(breaker.Counts) bool { return true }})
+	require.NoError(t, err)
 	for _, tt := range []struct {
 		name   string
 		url    string
 		script []reply
-		opts   []httpretry.Option
+		opts   []retry.Option
 	}{
 		{"sent and answered", "http://api.test/x", []reply{{status: 200}}, nil},
 		{"sent, retried, answered", "http://api.test/x", []reply{{status: 503}, {status: 200}}, nil},
 		{"sent and failed", "http://api.test/x", []reply{{hangup: true}}, nil},
-		{"not sent: cooling down", "http://cooling.test/x", []reply{{status: 200}}, []httpretry.Option{httpretry.WithCooldowns(cd)}},
-		{"not sent: the breaker is open", "http://api.test/x", []reply{{status: 503}}, []httpretry.Option{httpretry.WithBreakers(open)}},
+		{"not sent: cooling down", "http://cooling.test/x", []reply{{status: 200}}, []retry.Option{retry.WithCooldowns(cd)}},
+		{"not sent: the breaker is open", "http://api.test/x", []reply{{status: 503}}, []retry.Option{retry.WithBreakers(open)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := &fakeRT{script: tt.script}
-			tr := transport(t, append([]httpretry.Option{httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))}, tt.opts...)...)
+			tr := transport(t, exact(t, 0, tt.opts...), httpretry.WithBase(rt))
 			for range 2 { // the second call finds the breaker open
 				body := &closeCounter{Reader: strings.NewReader("x")}
 				req, _ := http.NewRequest(http.MethodPut, tt.url, body)
@@ -307,7 +313,7 @@ func TestTheRequestBodyIsAlwaysClosed(t *testing.T) {
 func TestAURLsPasswordIsNeverInAnError(t *testing.T) {
 	srv := newServer(t, reply{status: 500})
 	var logs logBuffer
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithLogger(logger(&logs)))
+	c := client(t, quick(t, retry.WithLogger(logger(&logs))), httpretry.WithBase(base(t)))
 	u := strings.Replace(srv.URL, "http://", "http://user:pasten@", 1)
 	req, res := asking(t, post(t, t.Context(), u, "x"))
 	resp, err := c.Do(req)

@@ -59,7 +59,7 @@ func (c *call) statusError(resp *http.Response) error {
 	if c.t.kind == nil && !keyed {
 		return se
 	}
-	head := peek(resp, MaxKindBody)
+	head := peek(resp, maxKindBody)
 	if c.t.kind != nil {
 		se.Kind = c.t.kind(resp, head)
 	}
@@ -96,24 +96,21 @@ func (c *call) keyProblem(resp *http.Response, head []byte) error {
 }
 
 // NotRetriedError reports a request sent once because repeating it was not
-// known to be safe.
+// known to be safe: RoundTrip's error when no response came, or the
+// Result's Err with the error response it returned.
 type NotRetriedError struct {
 	Method string
 	URL    string // redacted
-	Reason string
-	Err    error
+	Reason string // why it was sent once, e.g. "its body cannot be rewound (no GetBody)"
+	// Err is the call's failure: the *retry.Error of its one attempt.
+	Err error
 	// Stats are the call's: one attempt, and the time it took.
 	Stats retry.Stats
 }
 
-// notRetried wraps the failure of a request sent once, and logs it.
+// notRetried wraps the failure of a request sent once.
 func (c *call) notRetried(err error, st retry.Stats) error {
-	nr := &NotRetriedError{Method: methodOf(c.req), URL: Redact(c.req.URL), Reason: c.once, Err: err, Stats: st}
-	ctx := c.req.Context()
-	if l := c.t.logger; l != nil && l.Enabled(ctx, slog.LevelInfo) {
-		l.LogAttrs(ctx, slog.LevelInfo, "httpretry: request sent once, not retried", slog.Any("request", nr))
-	}
-	return nr
+	return &NotRetriedError{Method: methodOf(c.req), URL: Redact(c.req.URL), Reason: c.once, Err: err, Stats: st}
 }
 
 // Error returns "httpretry: POST https://api.example/orders sent once, not

@@ -19,8 +19,8 @@ import (
 	"github.com/retrykit/retry/stream"
 )
 
-// MaxEventLine bounds one line of an event stream.
-const MaxEventLine = 4 << 20
+// maxEventLine bounds one line of an event stream.
+const maxEventLine = 4 << 20
 
 // Event is one server-sent event.
 type Event struct {
@@ -46,35 +46,33 @@ func (e *EventError) Error() string {
 	return "httpretry: the stream reported an error: " + e.Message
 }
 
-// SSE reads a text/event-stream body as a stream of events: it implements
-// stream.Chunks[Event]. An in-band error becomes an *EventError; the data
-// "[DONE]" ends the stream like the end of the body. A nil or zero SSE has no
-// body: Next returns a *retry.InvalidError, and Close does nothing.
-type SSE struct {
+// sse reads a text/event-stream body as a stream of events (NewSSE).
+type sse struct {
 	body io.ReadCloser
 	sc   *bufio.Scanner
 	id   string // the last event ID, kept across events
 }
 
-var _ stream.Chunks[Event] = (*SSE)(nil)
-
-// NewSSE reads events from body. A nil body gives an SSE whose Next returns
-// a *retry.InvalidError.
-func NewSSE(body io.ReadCloser) *SSE {
+// NewSSE reads a text/event-stream body as a stream of events: Next returns
+// the next event, io.EOF at the end of the stream (the data "[DONE]" ends
+// it too), or an in-band error as an *EventError; Close closes body. A line
+// may be at most 4 MiB long. A nil body gives a stream whose Next returns a
+// *retry.InvalidError.
+func NewSSE(body io.ReadCloser) stream.Chunks[Event] {
 	if body == nil {
-		return &SSE{}
+		return &sse{}
 	}
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 4096), MaxEventLine)
+	sc.Buffer(make([]byte, 0, 4096), maxEventLine)
 	sc.Split(scanLines)
-	return &SSE{body: body, sc: sc}
+	return &sse{body: body, sc: sc}
 }
 
 // Next returns the next event, io.EOF at the end of the stream, or the
 // in-band error as an *EventError.
-func (s *SSE) Next() (Event, error) {
-	if s == nil || s.sc == nil {
-		return Event{}, argerr.New("httpretry.SSE.Next", nil, "the SSE has no body (use NewSSE)")
+func (s *sse) Next() (Event, error) {
+	if s.sc == nil {
+		return Event{}, argerr.New("httpretry.NewSSE", nil, "the stream has no body")
 	}
 	var e Event
 	var data strings.Builder
@@ -100,7 +98,7 @@ func (s *SSE) Next() (Event, error) {
 }
 
 // field applies one line; it reports whether the line was part of an event.
-func (s *SSE) field(line string, e *Event, data *strings.Builder) bool {
+func (s *sse) field(line string, e *Event, data *strings.Builder) bool {
 	if strings.HasPrefix(line, ":") {
 		return false // a comment
 	}
@@ -126,7 +124,7 @@ func (s *SSE) field(line string, e *Event, data *strings.Builder) bool {
 	return true
 }
 
-func (s *SSE) dispatch(e Event) (Event, error) {
+func (s *sse) dispatch(e Event) (Event, error) {
 	if e.Data == "[DONE]" {
 		return Event{}, io.EOF
 	}
@@ -178,8 +176,8 @@ func errorMessage(text string) string {
 }
 
 // Close closes the body.
-func (s *SSE) Close() error {
-	if s == nil || s.body == nil {
+func (s *sse) Close() error {
+	if s.body == nil {
 		return nil
 	}
 	return s.body.Close()
@@ -211,10 +209,11 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 // its Retry-After, before the stream begins; a 2xx that is not an event
 // stream is a permanent error.
 //
-// With a client whose transport is a Transport, the request gets that
-// transport's breakers, cooldowns and error kinds (WithKind), and its retries
-// stand for the stream's: the stream's loop does not retry what the
-// transport gave up on (retry in one layer).
+// With a client whose transport is a Transport, the request goes through
+// that transport's Retrier — its stages, keyed by the request's (host,
+// model) — and error kinds (WithKind), and its retries stand for the
+// stream's: the stream's loop does not retry what the transport gave up on
+// (retry in one layer).
 //
 // A nil client means http.DefaultClient. A nil request, or one without a URL,
 // makes every attempt fail at once, before anything is sent, with a
@@ -256,11 +255,11 @@ func OpenSSE(client *http.Client, req *http.Request) func(context.Context) (stre
 			if res.Err != nil {
 				err = res.Err // sent through a Transport: its classified error (kind, retries) says more
 			}
-			drain(resp.Body, DefaultDrainLimit)
+			drain(resp.Body, defaultDrainLimit)
 			return nil, err
 		}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-			drain(resp.Body, DefaultDrainLimit)
+			drain(resp.Body, defaultDrainLimit)
 			return nil, classify.Permanent(fmt.Errorf("httpretry: %s %s answered %q, not an event stream",
 				req.Method, Redact(req.URL), resp.Header.Get("Content-Type")))
 		}

@@ -82,8 +82,8 @@ func TestSSEInBandErrors(t *testing.T) {
 	assert.Len(t, got, 1)
 }
 
-func TestSSEBoundsALine(t *testing.T) {
-	_, err := events(t, "data: "+strings.Repeat("x", httpretry.MaxEventLine+1)+"\n\n")
+func TestSSEBoundsALineAt4MiB(t *testing.T) {
+	_, err := events(t, "data: "+strings.Repeat("x", 4<<20+1)+"\n\n")
 	assert.Error(t, err)
 }
 
@@ -193,7 +193,7 @@ func TestOpenSSEThroughATransportUsesItsClassification(t *testing.T) {
 		}
 		return ""
 	}
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithKind(kind))
+	c := client(t, quick(t), httpretry.WithBase(base(t)), httpretry.WithKind(kind))
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 	_, err := stream.Open(t.Context(), quick(t), httpretry.OpenSSE(c, req))
 	assert.ErrorIs(t, err, classify.ErrSpendCap, "the transport read the kind from the body")

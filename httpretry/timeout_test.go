@@ -20,8 +20,9 @@ import (
 )
 
 // An attempt timeout bounds the wait for a response, never the caller's read
-// of the response it let through (issue 12: the response came back with a
-// body that failed with "context canceled" after 0 of 100,000 bytes).
+// of the response it let through (a defect once: the response came back
+// with a body that failed with "context canceled" after 0 of 100,000
+// bytes).
 
 func TestAnAttemptTimeoutLeavesTheResponseReadable(t *testing.T) {
 	body := strings.Repeat("x", 100_000)
@@ -35,7 +36,7 @@ func TestAnAttemptTimeoutLeavesTheResponseReadable(t *testing.T) {
 				io.WriteString(w, body)
 			}))
 			defer srv.Close()
-			c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t, retry.WithAttemptTimeout(time.Minute), retry.WithMaxAttempts(1))))
+			c := client(t, quick(t, retry.WithAttemptTimeout(time.Minute), retry.WithMaxAttempts(1)), httpretry.WithBase(base(t)))
 			resp, err := c.Get(srv.URL)
 			close(returned)
 			require.NoError(t, err)
@@ -91,7 +92,7 @@ func (s *slowRT) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestAnAttemptTimeoutBoundsTheWaitForTheHeaderOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &slowRT{headerDelay: []time.Duration{time.Second, 100 * ms}, chunks: 10, tick: 100 * ms}
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 10*ms, retry.WithAttemptTimeout(500*ms))))
+		tr := transport(t, exact(t, 10*ms, retry.WithAttemptTimeout(500*ms)), httpretry.WithBase(rt))
 		req, res := get(t, "http://api.test/report")
 		start := time.Now()
 		resp, err := tr.RoundTrip(req)
@@ -107,7 +108,7 @@ func TestAnAttemptTimeoutBoundsTheWaitForTheHeaderOnly(t *testing.T) {
 func TestClosingTheBodyEndsTheAttemptsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &slowRT{headerDelay: []time.Duration{0}, chunks: 3, tick: ms}
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0, retry.WithAttemptTimeout(time.Minute))))
+		tr := transport(t, exact(t, 0, retry.WithAttemptTimeout(time.Minute)), httpretry.WithBase(rt))
 		req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
 		resp, err := tr.RoundTrip(req)
 		require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestClosingTheBodyEndsTheAttemptsContext(t *testing.T) {
 func TestTheCallersContextStillCancelsTheRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &slowRT{headerDelay: []time.Duration{0}, chunks: 100, tick: 100 * ms}
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0, retry.WithAttemptTimeout(time.Second))))
+		tr := transport(t, exact(t, 0, retry.WithAttemptTimeout(time.Second)), httpretry.WithBase(rt))
 		ctx, cancel := context.WithCancel(t.Context())
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
 		resp, err := tr.RoundTrip(req)
@@ -144,8 +145,7 @@ func TestAnErrorBodyIsReadWithinTheAttemptTimeout(t *testing.T) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 		})
 		kind := func(*http.Response, []byte) string { return "" }
-		tr := transport(t, httpretry.WithBase(rt), httpretry.WithKind(kind),
-			httpretry.WithRetrier(exact(t, 10*ms, retry.WithAttemptTimeout(time.Second))))
+		tr := transport(t, exact(t, 10*ms, retry.WithAttemptTimeout(time.Second)), httpretry.WithBase(rt), httpretry.WithKind(kind))
 		req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
 		start := time.Now()
 		resp, err := tr.RoundTrip(req)
@@ -167,7 +167,7 @@ func TestAStreamOutlivesTheAttemptTimeout(t *testing.T) {
 				r := exact(t, 0, retry.WithAttemptTimeout(500*ms))
 				c := &http.Client{Transport: sse}
 				if viaTransport {
-					c = &http.Client{Transport: transport(t, httpretry.WithBase(sse), httpretry.WithRetrier(r))}
+					c = &http.Client{Transport: transport(t, r, httpretry.WithBase(sse))}
 				}
 				req, _ := http.NewRequest(http.MethodGet, "http://api.test/stream", nil)
 				s, err := stream.Open(t.Context(), r, httpretry.OpenSSE(c, req))

@@ -1,41 +1,28 @@
 package httpretry
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
-	"github.com/retrykit/retry/internal/breakerset"
 )
 
-// Transport is an http.RoundTripper that retries: each request is one call of
-// the retry loop, its attempts sent through the base transport. It is safe
-// for concurrent use.
+// Transport is an http.RoundTripper that retries: each request is one call
+// of a retry.Retrier, its attempts sent through the base transport. It is
+// safe for concurrent use.
 //
-// The zero Transport is ready to use, like http.Transport's: it sends through
-// http.DefaultTransport under the default retry policy (retry.New()), drains
-// DefaultDrainLimit of a discarded body, and has no breakers, cooldowns,
-// hooks or logger, and mints no keys. A nil *Transport, or one whose options
-// New refused, fails every request with a *retry.InvalidError.
+// The zero Transport is ready to use, like http.Transport's: it sends
+// through http.DefaultTransport under the default Retrier (retry.New()),
+// drains 64 KiB of a discarded body, mints no keys and does not hedge. A
+// nil *Transport, or one New refused, fails every request with a
+// *retry.InvalidError.
 type Transport struct {
-	base       http.RoundTripper // nil: http.DefaultTransport, read at each request
-	r          *retry.Retrier
-	breakers   *breakerset.Set
-	cooldowns  *breaker.Cooldowns[breaker.HostModel]
-	model      func(*http.Request) string
-	kind       func(*http.Response, []byte) string
-	hooks      []func(context.Context, Attempt)
-	logger     *slog.Logger
-	drainLimit int64
-	mint       bool
-	built      bool                // made by New
-	err        *retry.InvalidError // New refused an option: every request fails with it
-
-	hostModelCtx bool // WithHostModelContext: the loop's context carries the (host, model)
+	config
+	once      *retry.Retrier // r with one attempt: for the requests sent once
+	callKeyed bool           // a stage of r reads the call key: set it
+	built     bool           // made by New
+	err       *retry.InvalidError
 }
 
 // defaultTransport is what the zero Transport runs with; it is never
@@ -43,39 +30,50 @@ type Transport struct {
 var defaultTransport = mustNew()
 
 func mustNew() *Transport {
-	t, err := New()
-	if err != nil {
-		panic(err) // New without options cannot fail
+	r, err := retry.New()
+	if err == nil {
+		var t *Transport
+		if t, err = New(r); err == nil {
+			return t
+		}
 	}
-	return t
+	panic(err) // New without options cannot fail
 }
 
-// New returns a Transport configured by opts, or the first bad option as a
-// *retry.InvalidError. A Transport whose options were refused is still
-// returned, and fails every request with that error without sending it: a
-// discarded error cannot turn into the defaults.
-func New(opts ...Option) (*Transport, error) {
-	t := &Transport{r: new(retry.Retrier), drainLimit: DefaultDrainLimit, built: true}
+// New returns a Transport that runs every request through r, configured by
+// opts; r's stages — breakers, cooldowns, limiter, budget, observers —
+// apply to every request. A nil or refused r, or a bad option, is returned
+// as a *retry.InvalidError, with a Transport that fails every request with
+// it without sending it: a discarded error cannot turn into the defaults.
+func New(r *retry.Retrier, opts ...Option) (*Transport, error) {
+	if r == nil {
+		return refused(argerr.New("httpretry.New", nil, "the Retrier must not be nil (build one with retry.New)"))
+	}
+	once, err := r.With(retry.WithMaxAttempts(1))
+	if err != nil {
+		return refused(argerr.Nested("httpretry.New", nil, err))
+	}
+	t := &Transport{config: config{r: r, drainLimit: defaultDrainLimit}, once: once, callKeyed: r.Keyed(), built: true}
 	for _, o := range opts {
 		if o == nil {
-			err := argerr.New("httpretry.New", nil, "an Option must not be nil")
-			return &Transport{built: true, err: err}, err
+			return refused(argerr.New("httpretry.New", nil, "an Option must not be nil"))
 		}
-		if err := o(t); err != nil {
-			return &Transport{built: true, err: err}, err
+		if err := o(&t.config); err != nil {
+			return refused(err)
 		}
-	}
-	if err := t.checkHedging(); err != nil {
-		return &Transport{built: true, err: err}, err
 	}
 	return t, nil
 }
 
-// NewClient returns an *http.Client whose Transport is New(opts...). With a
-// bad option it returns the error and a client that fails every request with
-// it.
-func NewClient(opts ...Option) (*http.Client, error) {
-	t, err := New(opts...)
+func refused(err *retry.InvalidError) (*Transport, error) {
+	return &Transport{built: true, err: err}, err
+}
+
+// NewClient returns an *http.Client whose Transport is New(r, opts...).
+// With a nil r or a bad option it returns the error and a client that fails
+// every request with it.
+func NewClient(r *retry.Retrier, opts ...Option) (*http.Client, error) {
+	t, err := New(r, opts...)
 	return &http.Client{Transport: t}, err
 }
 
@@ -101,9 +99,11 @@ func (t *Transport) baseTransport() http.RoundTripper {
 }
 
 // RoundTrip sends req, retrying it when that is safe, and returns the first
-// success, or the last error response (why the loop stopped on it is in the
-// Result, see WithResult), or the error that ended the call. Like every
-// RoundTripper, it closes req's body, even on errors.
+// success; or, when the retry loop stopped on an error response, that
+// response (why it stopped is in the Result, see WithResult); or the error
+// that ended the call — see the package documentation for each reason the
+// loop stops. Like every RoundTripper, it closes req's body, even on
+// errors.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t, err := t.ready()
 	if err == nil {

@@ -19,13 +19,14 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestAGetIsRetriedUntilItSucceeds(t *testing.T) {
 	srv := newServer(t, reply{status: 503}, reply{status: 502}, reply{status: 200, body: "hello"})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req, res := get(t, srv.URL+"/greeting")
 	resp, err := c.Do(req)
 	require.NoError(t, err)
@@ -40,7 +41,7 @@ func TestAGetIsRetriedUntilItSucceeds(t *testing.T) {
 func TestTheFinalErrorResponseIsReturnedWhole(t *testing.T) {
 	body := strings.Repeat("x", 100<<10) // larger than the drain limit
 	srv := newServer(t, reply{status: 503, body: body})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req, res := get(t, srv.URL)
 	resp, err := c.Do(req)
 	require.NoError(t, err, "an error status is a response, not a transport error")
@@ -53,7 +54,7 @@ func TestTheFinalErrorResponseIsReturnedWhole(t *testing.T) {
 
 func TestAPermanentStatusIsNotRetried(t *testing.T) {
 	srv := newServer(t, reply{status: 404, body: "no such thing"})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req, res := get(t, srv.URL)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
@@ -63,11 +64,9 @@ func TestAPermanentStatusIsNotRetried(t *testing.T) {
 }
 
 func TestAPostWithoutAKeyIsSentOnce(t *testing.T) {
-	var logs logBuffer
-	var attempts []httpretry.Attempt
+	rec := &recorder{}
 	srv := newServer(t, reply{status: 503}, reply{status: 200})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithLogger(logger(&logs)),
-		httpretry.WithHook(func(_ context.Context, a httpretry.Attempt) { attempts = append(attempts, a) }))
+	c := client(t, quick(t, retry.WithObserver(rec)), httpretry.WithBase(base(t)))
 	req, res := asking(t, post(t, t.Context(), srv.URL+"/orders", `{"sku":1}`))
 	resp, err := c.Do(req)
 	require.NoError(t, err)
@@ -77,10 +76,10 @@ func TestAPostWithoutAKeyIsSentOnce(t *testing.T) {
 	var nr *httpretry.NotRetriedError
 	require.ErrorAs(t, res.Err, &nr)
 	assert.Contains(t, res.Err.Error(), "POST "+srv.URL+"/orders sent once, not retried: without an Idempotency-Key a POST is not safe to repeat")
-	assert.Contains(t, logs.String(), "not safe to repeat", "the reason is in the log too")
-	require.Len(t, attempts, 1)
-	assert.Equal(t, "without an Idempotency-Key a POST is not safe to repeat", attempts[0].Once, "and in the hook")
-	assert.Equal(t, "5xx", attempts[0].StatusClass())
+	assert.Equal(t, "without an Idempotency-Key a POST is not safe to repeat", nr.Reason)
+	assert.ErrorIs(t, res.Err, retry.ErrExhausted, "the call of one attempt it was")
+	assert.Len(t, rec.of(observe.AttemptDone), 1, "the Retrier's observer heard its one attempt")
+	assert.Len(t, rec.of(observe.GaveUp), 1)
 }
 
 func TestAPostWithoutAKeyThatCannotConnectSaysWhy(t *testing.T) {
@@ -88,7 +87,7 @@ func TestAPostWithoutAKeyThatCannotConnectSaysWhy(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	_, err = c.Post("http://"+addr+"/orders", "text/plain", strings.NewReader("x"))
 	var nr *httpretry.NotRetriedError
 	require.ErrorAs(t, err, &nr)
@@ -97,7 +96,7 @@ func TestAPostWithoutAKeyThatCannotConnectSaysWhy(t *testing.T) {
 
 func TestAPostWithAKeyIsRetriedWithTheSameKeyAndBody(t *testing.T) {
 	srv := newServer(t, reply{status: 503}, reply{hangup: true}, reply{status: 201})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":1}`))
 	require.NoError(t, err)
 	req.Header.Set(idempotency.HeaderKey, "order-4417")
@@ -115,7 +114,7 @@ func TestAPostWithAKeyIsRetriedWithTheSameKeyAndBody(t *testing.T) {
 
 func TestABodyThatCannotBeRewoundIsNotRetried(t *testing.T) {
 	srv := newServer(t, reply{status: 503}, reply{status: 200})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	req, err := http.NewRequest(http.MethodPut, srv.URL, io.NopCloser(strings.NewReader("data")))
 	require.NoError(t, err)
 	require.Nil(t, req.GetBody)
@@ -129,7 +128,7 @@ func TestABodyThatCannotBeRewoundIsNotRetried(t *testing.T) {
 
 func TestAKeyLongerThan255CharactersIsNotSent(t *testing.T) {
 	srv := newServer(t, reply{status: 200})
-	c := client(t, httpretry.WithBase(base(t)))
+	c := client(t, defaults(t), httpretry.WithBase(base(t)))
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
 	req.Header.Set(idempotency.HeaderKey, strings.Repeat("k", 256))
 	_, err := c.Do(req)
@@ -140,7 +139,7 @@ func TestAKeyLongerThan255CharactersIsNotSent(t *testing.T) {
 
 func TestTheFinalTransportErrorSaysHowManyAttemptsAndWhy(t *testing.T) {
 	srv := newServer(t, reply{hangup: true})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	_, err := c.Get(srv.URL)
 	var rerr *retry.Error
 	require.ErrorAs(t, err, &rerr)
@@ -157,7 +156,7 @@ func TestRetryAfterIsHonouredOnTheFakeClock(t *testing.T) {
 			{status: 503, header: retryAfter(now.Add(5 * time.Second).UTC().Format(http.TimeFormat))},
 			{status: 200},
 		}}
-		c := client(t, httpretry.WithBase(rt), httpretry.WithRetrier(quick(t)))
+		c := client(t, quick(t), httpretry.WithBase(rt))
 		resp, err := c.Get("http://api.example/x")
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), rt.closed.Load(), "both discarded responses were closed")
@@ -173,7 +172,7 @@ func TestRetryAfterIsHonouredOnTheFakeClock(t *testing.T) {
 func TestARetryAfterLongerThanTheMaxWaitIsReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 429, header: retryAfter("120"), body: "slow down"}}}
-		c := client(t, httpretry.WithBase(rt), httpretry.WithRetrier(quick(t)))
+		c := client(t, quick(t), httpretry.WithBase(rt))
 		start := time.Now()
 		req, res := get(t, "http://api.example/x")
 		resp, err := c.Do(req)
@@ -190,7 +189,7 @@ func TestARetryAfterLongerThanTheMaxWaitIsReturned(t *testing.T) {
 func TestTheRequestDeadlineIsRespected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &fakeRT{script: []reply{{status: 503, header: retryAfter("10")}}}
-		c := client(t, httpretry.WithBase(rt), httpretry.WithRetrier(quick(t)))
+		c := client(t, quick(t), httpretry.WithBase(rt))
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/x", nil)
@@ -204,58 +203,88 @@ func TestTheRequestDeadlineIsRespected(t *testing.T) {
 	})
 }
 
-func TestBreakersAreKeptPerHostAndModel(t *testing.T) {
+// model sends a GET for model to url through c.
+func model(t *testing.T, c *http.Client, url, model string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Model", model)
+	return c.Do(req)
+}
+
+func byHeader(r *http.Request) string { return r.Header.Get("X-Model") }
+
+func TestTheRetriersBreakersAreKeptPerHostAndModel(t *testing.T) {
 	srv := newServer(t, reply{status: 503})
-	settings := func(k breaker.HostModel) breaker.Settings {
-		return breaker.Settings{ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 2 }, Timeout: time.Minute}
-	}
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t, retry.WithMaxAttempts(1))),
-		httpretry.WithBreakers(settings), httpretry.WithModel(func(r *http.Request) string { return r.Header.Get("X-Model") }))
-	call := func(model string) (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-		req.Header.Set("X-Model", model)
-		return c.Do(req)
-	}
+	b, err := breaker.New(breaker.Config{ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 2 }, Timeout: time.Minute})
+	require.NoError(t, err)
+	c := client(t, quick(t, retry.WithMaxAttempts(1), retry.WithBreakers(b)), httpretry.WithBase(base(t)), httpretry.WithModel(byHeader))
 	for range 2 {
-		resp, err := call("qwen")
+		resp, err := model(t, c, srv.URL, "qwen")
 		require.NoError(t, err)
 		resp.Body.Close()
 	}
-	_, err := call("qwen")
-	assert.ErrorIs(t, err, breaker.ErrOpen, "open: rejected without a request")
+	_, err = model(t, c, srv.URL, "qwen")
+	assert.ErrorIs(t, err, retry.ErrBreakerOpen, "open: refused without a request")
+	assert.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, 2, srv.count())
-	resp, err := call("llama")
+	resp, err := model(t, c, srv.URL, "llama")
 	require.NoError(t, err, "another model has its own breaker")
 	resp.Body.Close()
 	assert.Equal(t, 3, srv.count())
+	host := strings.TrimPrefix(srv.URL, "http://")
+	assert.Equal(t, breaker.StateOpen, b.State(breaker.Key{Target: host, Operation: "qwen"}))
+	assert.Equal(t, breaker.StateClosed, b.State(breaker.Key{Target: host, Operation: "llama"}))
 }
 
 func TestA503WithRetryAfterCoolsDownTheHostAndModel(t *testing.T) {
 	srv := newServer(t, reply{status: 503, header: retryAfter("60")})
-	cd, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{})
+	cd, err := breaker.NewCooldowns(breaker.CooldownConfig{})
 	require.NoError(t, err)
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithCooldowns(cd),
-		httpretry.WithModel(func(r *http.Request) string { return r.Header.Get("X-Model") }))
-	call := func(model string) (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-		req.Header.Set("X-Model", model)
-		return c.Do(req)
-	}
-	resp, err := call("qwen")
+	c := client(t, quick(t, retry.WithCooldowns(cd)), httpretry.WithBase(base(t)), httpretry.WithModel(byHeader))
+	resp, err := model(t, c, srv.URL, "qwen")
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, 1, srv.count(), "a 60s wait is longer than the max wait: returned, not slept")
+	assert.Equal(t, 503, resp.StatusCode, "a 60s wait is longer than the max wait: the response is returned, not slept")
+	assert.Equal(t, 1, srv.count())
 
-	_, err = call("qwen")
+	_, err = model(t, c, srv.URL, "qwen")
 	assert.ErrorIs(t, err, breaker.ErrCooldown, "fails locally")
+	assert.ErrorIs(t, err, retry.ErrWaitTooLong)
 	var se *classify.StatusError
 	assert.False(t, errors.As(err, &se), "never mistaken for the server's answer")
 	assert.Equal(t, 1, srv.count(), "no request sent")
 
-	resp, err = call("llama")
+	resp, err = model(t, c, srv.URL, "llama")
 	require.NoError(t, err, "another model is not held back")
 	resp.Body.Close()
 	assert.Equal(t, 2, srv.count())
+}
+
+func TestACoolingHostIsNotSentToUntilItsCooldownEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := &fakeRT{script: []reply{{status: 503, header: retryAfter("5")}, {status: 200}}}
+		cd, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+		require.NoError(t, err)
+		tr := transport(t, exact(t, 0, retry.WithCooldowns(cd), retry.WithMaxAttempts(1)), httpretry.WithBase(rt))
+		req, _ := http.NewRequest(http.MethodGet, "http://api.test/a", nil)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 503, resp.StatusCode)
+		assert.Equal(t, 1, cd.Len(), "the 503 with Retry-After started the host's cooldown")
+
+		start := time.Now()
+		req, _ = http.NewRequest(http.MethodGet, "http://api.test/b", nil) // another call to the host
+		resp, err = tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		assert.GreaterOrEqual(t, time.Since(start), 5*time.Second, "sent only once the cooldown ended")
+		gaps := rt.gaps()
+		require.Len(t, gaps, 1)
+		assert.GreaterOrEqual(t, gaps[0], 5*time.Second, "nothing was sent to the cooling host meanwhile")
+	})
 }
 
 func TestAKindFromTheBodyRefinesTheStatus(t *testing.T) {
@@ -266,7 +295,7 @@ func TestAKindFromTheBodyRefinesTheStatus(t *testing.T) {
 		}
 		return ""
 	}
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)), httpretry.WithKind(kind))
+	c := client(t, quick(t), httpretry.WithBase(base(t)), httpretry.WithKind(kind))
 	resp, err := c.Get(srv.URL)
 	require.NoError(t, err)
 	assert.Equal(t, `{"error":{"type":"upstream-error"}}`, readAll(t, resp), "the body read for the kind is still there")
@@ -276,11 +305,12 @@ func TestAKindFromTheBodyRefinesTheStatus(t *testing.T) {
 func TestLogsAndEventsCarryNoCredentialsOrPayloads(t *testing.T) {
 	var logs logBuffer
 	var events []string
-	hook := func(_ context.Context, e retry.Event) { events = append(events, e.Kind.String()+" "+errString(e.Err)) }
-	attemptHook := func(_ context.Context, a httpretry.Attempt) { events = append(events, fmt.Sprintf("%+v", a)) }
+	obs := observe.Func(func(_ context.Context, e observe.Event) {
+		events = append(events, fmt.Sprintf("%v %v %+v", e.Kind, errString(e.Err), e.Detail))
+	})
 	srv := newServer(t, reply{status: 503, body: "secret-response-body"})
-	r := quick(t, retry.WithLogger(logger(&logs)), retry.WithHook(hook))
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(r), httpretry.WithLogger(logger(&logs)), httpretry.WithHook(attemptHook))
+	r := quick(t, retry.WithLogger(logger(&logs)), retry.WithObserver(obs))
+	c := client(t, r, httpretry.WithBase(base(t)))
 	u := strings.Replace(srv.URL, "http://", "http://user:secret-password@", 1) + "/v1/chat?api_key=secret-query&model=qwen"
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		req, _ := http.NewRequest(method, u, strings.NewReader("secret-request-body"))
@@ -288,9 +318,11 @@ func TestLogsAndEventsCarryNoCredentialsOrPayloads(t *testing.T) {
 		req.Header.Set("Cookie", "session=secret-cookie")
 		req.Header.Set("Proxy-Authorization", "Basic secret-proxy")
 		req.Header.Set("X-Api-Key", "secret-api-key")
+		req, res := asking(t, req)
 		resp, err := c.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
+		events = append(events, res.Err.Error())
 	}
 	all := logs.String() + strings.Join(events, "\n")
 	require.Contains(t, all, "retry scheduled", "something was reported")
@@ -323,7 +355,7 @@ func TestRedact(t *testing.T) {
 
 func TestNotRetriedErrorCarriesTheStats(t *testing.T) {
 	srv := newServer(t, reply{hangup: true})
-	c := client(t, httpretry.WithBase(base(t)), httpretry.WithRetrier(quick(t)))
+	c := client(t, quick(t), httpretry.WithBase(base(t)))
 	_, err := c.Post(srv.URL, "text/plain", strings.NewReader("x"))
 	var nr *httpretry.NotRetriedError
 	require.ErrorAs(t, err, &nr)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/stream"
@@ -20,18 +19,21 @@ import (
 // none panics.
 func TestEveryEntryPointRefusesNilAndZeroArguments(t *testing.T) {
 	rt := &fakeRT{script: []reply{{status: 200}}}
-	good := transport(t, httpretry.WithBase(rt))
+	good := transport(t, defaults(t), httpretry.WithBase(rt))
 	get := func() *http.Request { r, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil); return r }
 	noURL := get()
 	noURL.URL = nil
-	refused, _ := httpretry.New(nil)
-	refusedClient, _ := httpretry.NewClient(httpretry.WithDrainLimit(-1))
+	refused, _ := httpretry.New(defaults(t), nil)
+	refusedClient, _ := httpretry.NewClient(defaults(t), httpretry.WithDrainLimit(-1))
+	nilRetrier, _ := httpretry.New(nil)
+	nilRetrierClient, _ := httpretry.NewClient(nil)
+	refusedRetrier, _ := retry.New(retry.WithMaxAttempts(0))
 	for _, tt := range []struct {
 		name string
 		call func() error
 	}{
-		{"New(nil)", func() error { _, err := httpretry.New(nil); return err }},
-		{"NewClient(nil)", func() error { _, err := httpretry.NewClient(nil); return err }},
+		{"New(r, nil)", func() error { _, err := httpretry.New(defaults(t), nil); return err }},
+		{"NewClient(r, nil)", func() error { _, err := httpretry.NewClient(defaults(t), nil); return err }},
 		{"a nil Transport's RoundTrip", func() error { _, err := (*httpretry.Transport)(nil).RoundTrip(get()); return err }},
 		{"a refused Transport's RoundTrip", func() error { _, err := refused.RoundTrip(get()); return err }},
 		{"a refused client's Get", func() error { _, err := refusedClient.Get("http://api.test/x"); return err }},
@@ -46,8 +48,11 @@ func TestEveryEntryPointRefusesNilAndZeroArguments(t *testing.T) {
 		{"WithResult(nil, res)", func() error { _, err := httpretry.WithResult(nil, new(httpretry.Result)); return err }},
 		{"WithResult(ctx, nil)", func() error { _, err := httpretry.WithResult(t.Context(), nil); return err }},
 		{"NewSSE(nil).Next", func() error { _, err := httpretry.NewSSE(nil).Next(); return err }},
-		{"a nil SSE's Next", func() error { _, err := (*httpretry.SSE)(nil).Next(); return err }},
-		{"a zero SSE's Next", func() error { _, err := new(httpretry.SSE).Next(); return err }},
+		{"New(nil)", func() error { _, err := httpretry.New(nil); return err }},
+		{"NewClient(nil)", func() error { _, err := httpretry.NewClient(nil); return err }},
+		{"a Transport of a nil Retrier", func() error { _, err := nilRetrier.RoundTrip(get()); return err }},
+		{"a client of a nil Retrier", func() error { _, err := nilRetrierClient.Get("http://api.test/x"); return err }},
+		{"New of a refused Retrier", func() error { _, err := httpretry.New(refusedRetrier); return err }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
@@ -66,7 +71,6 @@ func TestNilAndZeroValuesWithADocumentedMeaningDoNotPanic(t *testing.T) {
 		(*httpretry.Transport)(nil).CloseIdleConnections()
 		new(httpretry.Transport).CloseIdleConnections()
 		assert.Empty(t, httpretry.Redact(nil))
-		assert.NoError(t, (*httpretry.SSE)(nil).Close())
 		assert.NoError(t, httpretry.NewSSE(nil).Close())
 		var nr *httpretry.NotRetriedError
 		assert.Equal(t, "<nil>", nr.Error())
@@ -76,7 +80,6 @@ func TestNilAndZeroValuesWithADocumentedMeaningDoNotPanic(t *testing.T) {
 		_ = new(httpretry.NotRetriedError).LogValue()
 		var ee *httpretry.EventError
 		assert.Equal(t, "<nil>", ee.Error())
-		assert.Equal(t, "error", httpretry.Attempt{}.StatusClass())
 		key, err := idempotency.KeyOf(nil)
 		assert.Empty(t, key)
 		assert.NoError(t, err)
@@ -95,24 +98,23 @@ func TestTheZeroTransportUsesTheDefaults(t *testing.T) {
 }
 
 func TestBadOptionsNameThemselvesAndTheirValue(t *testing.T) {
+	refusedRetrier, _ := retry.New(retry.WithMaxAttempts(0))
 	for _, tt := range []struct {
+		r    *retry.Retrier
 		opt  httpretry.Option
 		want string
 	}{
-		{nil, "httpretry.New(<nil>): an Option must not be nil"},
-		{httpretry.WithBase(nil), "httpretry.WithBase(<nil>): must not be nil"},
-		{httpretry.WithRetrier(nil), "httpretry.WithRetrier(<nil>): must not be nil"},
-		{httpretry.WithBreakers(nil), "httpretry.WithBreakers(<nil>): the settings function must not be nil"},
-		{httpretry.WithBreakers(func(breaker.HostModel) breaker.Settings { return breaker.Settings{} }, nil),
-			"httpretry.WithBreakers(option 0): must not be nil"},
-		{httpretry.WithCooldowns(nil), "httpretry.WithCooldowns(<nil>): must not be nil"},
-		{httpretry.WithModel(nil), "httpretry.WithModel(<nil>): must not be nil"},
-		{httpretry.WithKind(nil), "httpretry.WithKind(<nil>): must not be nil"},
-		{httpretry.WithDrainLimit(-1), "httpretry.WithDrainLimit(-1): must not be negative"},
-		{httpretry.WithHook(nil), "httpretry.WithHook(<nil>): must not be nil"},
+		{nil, httpretry.WithDrainLimit(0), "httpretry.New(<nil>): the Retrier must not be nil (build one with retry.New)"},
+		{refusedRetrier, httpretry.WithDrainLimit(0), "httpretry.New: retry: WithMaxAttempts(0): must be at least 1"},
+		{defaults(t), nil, "httpretry.New(<nil>): an Option must not be nil"},
+		{defaults(t), httpretry.WithBase(nil), "httpretry.WithBase(<nil>): must not be nil"},
+		{defaults(t), httpretry.WithModel(nil), "httpretry.WithModel(<nil>): must not be nil"},
+		{defaults(t), httpretry.WithKind(nil), "httpretry.WithKind(<nil>): must not be nil"},
+		{defaults(t), httpretry.WithDrainLimit(-1), "httpretry.WithDrainLimit(-1): must not be negative"},
+		{defaults(t), httpretry.WithHedging(nil, 2), "httpretry.WithHedging(<nil>): must not be nil"},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
-			tr, err := httpretry.New(httpretry.WithDrainLimit(0), tt.opt, httpretry.WithLogger(nil))
+			tr, err := httpretry.New(tt.r, httpretry.WithDrainLimit(0), tt.opt, httpretry.MintKeys())
 			require.ErrorIs(t, err, retry.ErrInvalid)
 			var ie *retry.InvalidError
 			require.ErrorAs(t, err, &ie)
@@ -121,7 +123,7 @@ func TestBadOptionsNameThemselvesAndTheirValue(t *testing.T) {
 			body := &closeCounter{Reader: strings.NewReader("x")}
 			req, _ := http.NewRequest(http.MethodPut, "http://api.test/x", body)
 			_, rerr := tr.RoundTrip(req)
-			assert.Equal(t, err, rerr, "every request fails with the option's error")
+			assert.Equal(t, err, rerr, "every request fails with the error")
 			assert.Equal(t, 1, body.closed)
 		})
 	}
@@ -130,6 +132,6 @@ func TestBadOptionsNameThemselvesAndTheirValue(t *testing.T) {
 func TestARoundTripperThatReturnsNothingIsAnError(t *testing.T) {
 	rt := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil })
 	req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-	_, err := transport(t, httpretry.WithBase(rt), httpretry.WithRetrier(exact(t, 0))).RoundTrip(req)
+	_, err := transport(t, exact(t, 0), httpretry.WithBase(rt)).RoundTrip(req)
 	assert.ErrorContains(t, err, "neither a response nor an error")
 }

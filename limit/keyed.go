@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
 )
 
@@ -16,8 +17,11 @@ const defaultMaxKeys = 10_000
 // key — an API key, a host, a (host, model) — rather than to a process: like
 // the breaker's cooldown registry, one key's limit does not slow another's.
 // Each call's key comes from its context, read by the function given to
-// NewKeyed (set it with context.WithValue where the call is made); a call
-// whose context carries no key is not limited.
+// NewKeyed; a call whose context carries no key is not limited. The call
+// key, breaker.Key, is one: package httpretry sets each request's (host,
+// model) and package grpcretry each call's (target, method), for a Keyed
+// that reads it with breaker.KeyOf (see CallKeyed); any other key, set with
+// context.WithValue where the call is made, is another.
 //
 // It is safe for concurrent use; finding a key's limiter takes no lock once
 // it exists.
@@ -46,6 +50,18 @@ func NewKeyed[K comparable](key func(context.Context) (K, bool), newLimiter func
 		maxKeys = defaultMaxKeys
 	}
 	return &Keyed[K]{key: key, newLimiter: newLimiter, max: maxKeys}, nil
+}
+
+// CallKeyed reports whether k's keys are call keys (K is breaker.Key), read
+// from the context with breaker.KeyOf: a Retrier given k then says it is
+// Keyed, and an integration that sets the call key only for the stages
+// that read it (a context value costs an allocation per call) sets it.
+func (k *Keyed[K]) CallKeyed() bool {
+	switch any(*new(K)).(type) {
+	case breaker.Key:
+		return true
+	}
+	return false
 }
 
 // Validate reports a registry not made by NewKeyed.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/limit"
 	"github.com/stretchr/testify/assert"
@@ -67,6 +68,48 @@ func TestKeyedThroughTheRetryLoop(t *testing.T) {
 	err = r.Do(a, func(context.Context) error { calls++; return nil })
 	assert.ErrorIs(t, err, retry.ErrLimited)
 	assert.Zero(t, calls)
+}
+
+func TestKeyedSaysWhetherItReadsTheCallKey(t *testing.T) {
+	newLimiter := func(breaker.Key) (limit.Limiter, error) { return &refusing{}, nil }
+	byCallKey, err := limit.NewKeyed(breaker.KeyOf, newLimiter, 0)
+	require.NoError(t, err)
+	byOwnKey, err := limit.NewKeyed(keyOf, func(hostModel) (limit.Limiter, error) { return &refusing{}, nil }, 0)
+	require.NoError(t, err)
+	byString, err := limit.NewKeyed(func(context.Context) (string, bool) { return "", false },
+		func(string) (limit.Limiter, error) { return &refusing{}, nil }, 0)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name string
+		l    limit.Limiter
+		want bool
+	}{
+		{"a Keyed by breaker.Key reads the call key", byCallKey, true},
+		{"a Keyed by an application's own key type does not", byOwnKey, false},
+		{"nor does a Keyed by a string", byString, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.l.(interface{ CallKeyed() bool }).CallKeyed())
+			r, err := retry.New(retry.WithLimiter(tt.l))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r.Keyed(), "a Retrier with it says whether to set the call key")
+		})
+	}
+	assert.True(t, (*limit.Keyed[breaker.Key])(nil).CallKeyed(), "a nil registry answers by its type")
+}
+
+func TestKeyedByTheCallKeyLimitsEachKeyOnItsOwn(t *testing.T) {
+	k, err := limit.NewKeyed(breaker.KeyOf, func(breaker.Key) (limit.Limiter, error) { return &refusing{}, nil }, 0)
+	require.NoError(t, err)
+	r, err := retry.New(retry.WithLimiter(k), retry.WithMaxAttempts(1))
+	require.NoError(t, err)
+	busy := breaker.WithKey(context.Background(), breaker.Key{Target: "api.example", Operation: "busy"})
+	idle := breaker.WithKey(context.Background(), breaker.Key{Target: "api.example", Operation: "idle"})
+	require.Error(t, r.Do(busy, func(context.Context) error { return status(429, "1") }))
+	calls := 0
+	assert.ErrorIs(t, r.Do(busy, func(context.Context) error { calls++; return nil }), retry.ErrLimited)
+	assert.NoError(t, r.Do(idle, func(context.Context) error { calls++; return nil }), "another operation of the host has its own limiter")
+	assert.Equal(t, 1, calls)
 }
 
 func TestKeyedKeepsAtMostMaxKeysAndSurvivesAFailedMake(t *testing.T) {
