@@ -24,6 +24,21 @@ func (k Key) String() string {
 
 type keyContext struct{}
 
+// keyed is a context carrying a Key. It answers Value with itself, a
+// pointer, so that setting a key costs one allocation and reading it none
+// (context.WithValue would box the Key too).
+type keyed struct {
+	context.Context
+	k Key
+}
+
+func (c *keyed) Value(key any) any {
+	if key == (keyContext{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
 // WithKey returns a context whose calls are to k: a Retrier's breakers and
 // cooldowns (retry.WithBreakers, retry.WithCooldowns) read it with KeyOf.
 // A nil ctx is returned as it is.
@@ -31,7 +46,7 @@ func WithKey(ctx context.Context, k Key) context.Context {
 	if ctx == nil {
 		return nil
 	}
-	return context.WithValue(ctx, keyContext{}, k)
+	return &keyed{ctx, k}
 }
 
 // KeyOf returns the key set by WithKey, and whether there was one; the zero
@@ -40,6 +55,8 @@ func KeyOf(ctx context.Context) (Key, bool) {
 	if ctx == nil {
 		return Key{}, false
 	}
-	k, ok := ctx.Value(keyContext{}).(Key)
-	return k, ok
+	if c, ok := ctx.Value(keyContext{}).(*keyed); ok {
+		return c.k, true
+	}
+	return Key{}, false
 }
