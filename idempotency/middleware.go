@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
 // Middleware returns a net/http middleware that makes the requests it guards
@@ -36,7 +37,7 @@ import (
 //	the store failing, or full                 503 problem, with Retry-After
 //
 // Errors are problem details (RFC 9457, application/problem+json) with a
-// "kind" member (see the Kind… constants). A request is the same as an
+// "kind" member (see Problem kinds in the package documentation). A request is the same as an
 // earlier one when their fingerprints match (WithFingerprint; by default the
 // method, path, query and body bytes).
 //
@@ -66,11 +67,11 @@ import (
 //
 // A nil store, or a bad option, is a *retry.InvalidError. The middleware
 // given a nil handler answers every guarded request it would run with 500.
-func Middleware(s Store, opts ...MiddlewareOption) (func(http.Handler) http.Handler, error) {
-	c, err := newMiddlewareConfig(opts)
-	if err == nil && s == nil {
-		err = argerr.New("idempotency.Middleware", nil, "the store must not be nil")
+func Middleware(s Store, opts ...Option) (func(http.Handler) http.Handler, error) {
+	if s == nil {
+		return nil, argerr.New("idempotency.Middleware", nil, "the store must not be nil")
 	}
+	c, err := newMiddlewareConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func noHandler(w http.ResponseWriter, _ *http.Request) {
 }
 
 type guard struct {
-	c    *middlewareConfig
+	c    *config
 	s    Store
 	next http.Handler
 }
@@ -96,7 +97,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if w == nil || r == nil || r.URL == nil {
 		return // not a request net/http would serve: nothing to answer
 	}
-	if !slices.Contains(g.c.methods, r.Method) {
+	if !slices.Contains(g.c.guard.methods, r.Method) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -104,14 +105,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var bad *retry.InvalidError
 	switch {
 	case errors.As(err, &bad):
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyInvalid,
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest}, kindKeyInvalid,
 			"the Idempotency-Key header is invalid: "+bad.Err.Error(), 0)
 		return
-	case key == "" && g.c.keyOptional:
+	case key == "" && g.c.guard.keyOptional:
 		g.next.ServeHTTP(w, r)
 		return
 	case key == "":
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyMissing,
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest}, kindKeyMissing,
 			"this request needs an Idempotency-Key header", 0)
 		return
 	}
@@ -119,7 +120,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g.serve(w, r, StoreKey{Scope: g.c.scopeOf(r), Key: key}, g.c.fingerprint(r, body), body)
+	g.serve(w, r, StoreKey{Scope: g.c.guard.scopeOf(r), Key: key}, g.c.guard.fingerprint(r, body), body)
 }
 
 // serve claims the key and runs the handler, or answers from the record.
@@ -128,11 +129,11 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp F
 	rec, claimed, err := g.s.Claim(r.Context(), key, claim, g.c.lease)
 	switch {
 	case errors.Is(err, ErrScopeFull):
-		g.refuse(w, r, Event{Outcome: OutcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, KindScopeFull,
-			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.retryAfter)
+		g.refuse(w, r, Event{Outcome: outcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, kindScopeFull,
+			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.guard.retryAfter)
 	case err != nil:
-		g.refuse(w, r, Event{Outcome: OutcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, KindStoreUnavailable,
-			storeFailure(err), g.c.retryAfter)
+		g.refuse(w, r, Event{Outcome: outcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, kindStoreUnavailable,
+			storeFailure(err), g.c.guard.retryAfter)
 	case claimed:
 		g.run(w, r, key, claim, body)
 	default:
@@ -150,7 +151,7 @@ func storeFailure(err error) string {
 // run executes the handler under the claim, streaming its response to the
 // client and recording it.
 func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
-	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.unstored}
+	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.guard.unstored}
 	// The outcome is recorded, or the key released, by execute; a store
 	// failure at that point cannot change a response already sent.
 	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
@@ -160,7 +161,7 @@ func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim 
 		g.next.ServeHTTP(rw, req)
 		return rw.outcome(ctx)
 	})
-	e := Event{Outcome: OutcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
+	e := Event{Outcome: outcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
 	var ierr *Error
 	if errors.As(err, &ierr) {
 		e.Err = ierr // the store failed to record or release it
@@ -190,16 +191,16 @@ func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec R
 	e := Event{Key: key, Execution: rec.Token}
 	switch {
 	case rec.Fingerprint != fp:
-		e.Outcome, e.Status = OutcomeKeyReuse, http.StatusUnprocessableEntity
-		g.refuse(w, r, e, KindKeyReuse,
+		e.Outcome, e.Status = outcomeKeyReuse, http.StatusUnprocessableEntity
+		g.refuse(w, r, e, kindKeyReuse,
 			"this Idempotency-Key was used with a different request; send the original request unchanged, or a new key for a new request", 0)
 	case rec.Status == InProgress:
-		e.Outcome, e.Status = OutcomeInProgress, http.StatusConflict
-		g.refuse(w, r, e, KindInProgress,
-			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.retryAfter)
+		e.Outcome, e.Status = outcomeInProgress, http.StatusConflict
+		g.refuse(w, r, e, kindInProgress,
+			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.guard.retryAfter)
 	case rec.Status == NotRetained:
-		e.Outcome, e.Status = OutcomeNotRetained, http.StatusConflict
-		g.refuse(w, r, e, KindNotRetained,
+		e.Outcome, e.Status = outcomeNotRetained, http.StatusConflict
+		g.refuse(w, r, e, kindNotRetained,
 			"the request with this Idempotency-Key succeeded, but its response was too large to keep for replay", 0)
 	default:
 		g.replay(w, r, e, rec)
@@ -211,22 +212,22 @@ func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec R
 func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Record) {
 	resp, err := decodeResponse(rec.Value)
 	if err != nil {
-		e.Outcome, e.Status, e.Err = OutcomeStoreFailed, http.StatusServiceUnavailable, err
-		g.refuse(w, r, e, KindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
+		e.Outcome, e.Status, e.Err = outcomeStoreFailed, http.StatusServiceUnavailable, err
+		g.refuse(w, r, e, kindStoreUnavailable, "the stored response is unreadable", g.c.guard.retryAfter)
 		return
 	}
 	h := w.Header()
 	for name, values := range resp.header {
-		if !g.c.unstored[http.CanonicalHeaderKey(name)] {
+		if !g.c.guard.unstored[http.CanonicalHeaderKey(name)] {
 			h[name] = values
 		}
 	}
-	h.Set(HeaderReplay, "true")
-	h.Set(HeaderReplayOf, rec.Token)
+	h.Set(headerReplay, "true")
+	h.Set(headerReplayOf, rec.Token)
 	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
-	e.Outcome, e.Status = OutcomeReplayed, resp.status
+	e.Outcome, e.Status = outcomeReplayed, resp.status
 	g.report(r, e)
 }
 
@@ -236,9 +237,14 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, e Event, kind, de
 	g.report(r, e)
 }
 
+// report tells the observers what the middleware did with r.
 func (g *guard) report(r *http.Request, e Event) {
-	if g.c.hook != nil {
-		g.c.hook(r, e)
+	if len(g.c.guard.observers) == 0 {
+		return
+	}
+	oe := observe.Event{Kind: observe.Request, Err: e.Err, Detail: e}
+	for _, o := range g.c.guard.observers {
+		o.Observe(r.Context(), oe)
 	}
 }
 
@@ -248,15 +254,15 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.c.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.c.guard.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, KindRequestTooLarge,
-			"the body is larger than the "+strconv.FormatInt(g.c.maxBody, 10)+" bytes read to fingerprint a request", 0)
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, kindRequestTooLarge,
+			"the body is larger than the "+strconv.FormatInt(g.c.guard.maxBody, 10)+" bytes read to fingerprint a request", 0)
 		return nil, false
 	case err != nil:
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)
 		return nil, false
 	}
 	return body, true
@@ -269,7 +275,7 @@ func requestFingerprint(r *http.Request, body []byte) Fingerprint {
 
 // scopeOf returns the scope of the request's key: WithScope's, or the digest
 // of its credentials.
-func (c *middlewareConfig) scopeOf(r *http.Request) string {
+func (c *guardConfig) scopeOf(r *http.Request) string {
 	if c.scope != nil {
 		return c.scope(r)
 	}
@@ -288,7 +294,7 @@ func (c *middlewareConfig) scopeOf(r *http.Request) string {
 
 // writeCookies adds the request's credential cookies to the digest: the
 // whole Cookie field, or the cookies WithScopeCookies names.
-func (c *middlewareConfig) writeCookies(h io.Writer, r *http.Request) {
+func (c *guardConfig) writeCookies(h io.Writer, r *http.Request) {
 	if c.cookies == nil {
 		for _, v := range r.Header.Values("Cookie") {
 			writePart(h, []byte("Cookie"))
