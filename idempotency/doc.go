@@ -41,10 +41,10 @@
 // keys that belong to a scope (StoreKey; Do and Once use the empty one).
 // MemoryStore is the bounded, expiring, in-process store: it bounds what
 // each scope holds, and refuses rather than forget a record before it
-// expires. The Redis store is in the nested module
-// github.com/retrykit/retry/idempotency/redis, so that its client library is
-// not a dependency of this module. Package storetest checks any Store
-// against the contract.
+// expires. The Redis and PostgreSQL stores are in the nested modules
+// github.com/retrykit/retry/idempotency/redis and …/idempotency/postgres, so
+// that their client libraries are not dependencies of this module. Package
+// storetest checks any Store against the contract.
 //
 // # HTTP servers
 //

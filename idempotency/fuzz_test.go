@@ -166,7 +166,7 @@ func TestStoredResponsesLeaveOutHopByHopAndSessionFields(t *testing.T) {
 	}
 	h := http.Header{"Content-Type": {"text/plain"}, "Connection": {"close"}, "Content-Length": {"2"}, "Date": {"x"}, headerReplay: {"true"},
 		"Set-Cookie": {"session=secret"}, "Authentication-Info": {`nextnonce="x"`}}
-	r, err := decodeResponse(encodeResponse(200, h, []byte("ok"), c.guard.unstored))
+	r, err := decodeResponse(encodeResponse(200, h, []byte("ok"), c.unstored))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ import (
 //	the store failing, or full                 503 problem, with Retry-After
 //
 // Errors are problem details (RFC 9457, application/problem+json) with a
-// "kind" member (see Problem kinds in the package documentation). A request is the same as an
-// earlier one when their fingerprints match (WithFingerprint; by default the
-// method, path, query and body bytes).
+// "kind" member (see Problem kinds in the package documentation). A request
+// is the same as an earlier one when their fingerprints match
+// (WithFingerprint; by default the method, path, query and body bytes).
 //
 // Clients are kept apart by default. A key lives in its client's scope, and
 // the default scope is a digest of the request's credentials — its
@@ -97,7 +97,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if w == nil || r == nil || r.URL == nil {
 		return // not a request net/http would serve: nothing to answer
 	}
-	if !slices.Contains(g.c.guard.methods, r.Method) {
+	if !slices.Contains(g.c.methods, r.Method) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -108,7 +108,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest}, kindKeyInvalid,
 			"the Idempotency-Key header is invalid: "+bad.Err.Error(), 0)
 		return
-	case key == "" && g.c.guard.keyOptional:
+	case key == "" && g.c.keyOptional:
 		g.next.ServeHTTP(w, r)
 		return
 	case key == "":
@@ -120,7 +120,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g.serve(w, r, StoreKey{Scope: g.c.guard.scopeOf(r), Key: key}, g.c.guard.fingerprint(r, body), body)
+	g.serve(w, r, StoreKey{Scope: g.c.scopeOf(r), Key: key}, g.c.fingerprint(r, body), body)
 }
 
 // serve claims the key and runs the handler, or answers from the record.
@@ -130,10 +130,10 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp F
 	switch {
 	case errors.Is(err, ErrScopeFull):
 		g.refuse(w, r, Event{Outcome: outcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, kindScopeFull,
-			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.guard.retryAfter)
+			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.retryAfter)
 	case err != nil:
 		g.refuse(w, r, Event{Outcome: outcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, kindStoreUnavailable,
-			storeFailure(err), g.c.guard.retryAfter)
+			storeFailure(err), g.c.retryAfter)
 	case claimed:
 		g.run(w, r, key, claim, body)
 	default:
@@ -151,7 +151,7 @@ func storeFailure(err error) string {
 // run executes the handler under the claim, streaming its response to the
 // client and recording it.
 func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
-	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.guard.unstored}
+	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.unstored}
 	// The outcome is recorded, or the key released, by execute; a store
 	// failure at that point cannot change a response already sent.
 	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
@@ -197,7 +197,7 @@ func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec R
 	case rec.Status == InProgress:
 		e.Outcome, e.Status = outcomeInProgress, http.StatusConflict
 		g.refuse(w, r, e, kindInProgress,
-			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.guard.retryAfter)
+			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.retryAfter)
 	case rec.Status == NotRetained:
 		e.Outcome, e.Status = outcomeNotRetained, http.StatusConflict
 		g.refuse(w, r, e, kindNotRetained,
@@ -213,12 +213,12 @@ func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Reco
 	resp, err := decodeResponse(rec.Value)
 	if err != nil {
 		e.Outcome, e.Status, e.Err = outcomeStoreFailed, http.StatusServiceUnavailable, err
-		g.refuse(w, r, e, kindStoreUnavailable, "the stored response is unreadable", g.c.guard.retryAfter)
+		g.refuse(w, r, e, kindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
 		return
 	}
 	h := w.Header()
 	for name, values := range resp.header {
-		if !g.c.guard.unstored[http.CanonicalHeaderKey(name)] {
+		if !g.c.unstored[http.CanonicalHeaderKey(name)] {
 			h[name] = values
 		}
 	}
@@ -239,11 +239,11 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, e Event, kind, de
 
 // report tells the observers what the middleware did with r.
 func (g *guard) report(r *http.Request, e Event) {
-	if len(g.c.guard.observers) == 0 {
+	if len(g.c.observers) == 0 {
 		return
 	}
 	oe := observe.Event{Kind: observe.Request, Err: e.Err, Detail: e}
-	for _, o := range g.c.guard.observers {
+	for _, o := range g.c.observers {
 		o.Observe(r.Context(), oe)
 	}
 }
@@ -254,12 +254,12 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.c.guard.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.c.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, kindRequestTooLarge,
-			"the body is larger than the "+strconv.FormatInt(g.c.guard.maxBody, 10)+" bytes read to fingerprint a request", 0)
+			"the body is larger than the "+strconv.FormatInt(g.c.maxBody, 10)+" bytes read to fingerprint a request", 0)
 		return nil, false
 	case err != nil:
 		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)

@@ -11,7 +11,7 @@ import (
 	"github.com/retrykit/retry/observe"
 )
 
-// guardConfig is what only the middleware's options set.
+// guardConfig is what the options of the middleware alone set.
 type guardConfig struct {
 	keyOptional bool
 	methods     []string
@@ -40,7 +40,7 @@ var neverStored = []string{
 }
 
 func newMiddlewareConfig(opts []Option) (*config, error) {
-	c := &config{execConfig: defaultExec(), middleware: true, guard: guardConfig{
+	c := &config{execConfig: defaultExec(), middleware: true, guardConfig: guardConfig{
 		methods: []string{http.MethodPost, http.MethodPatch}, maxBody: defaultMaxRequestBody,
 		fingerprint: requestFingerprint, retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
 	}}
@@ -48,7 +48,7 @@ func newMiddlewareConfig(opts []Option) (*config, error) {
 	if err := c.apply(opts); err != nil {
 		return nil, err
 	}
-	g := &c.guard
+	g := &c.guardConfig
 	if g.scope != nil && g.cookies != nil {
 		return nil, argerr.New("idempotency.WithScopeCookies", g.cookies, "has no effect with WithScope, which replaces the credentials' digest")
 	}
@@ -61,7 +61,7 @@ func newMiddlewareConfig(opts []Option) (*config, error) {
 
 // guardOption is an option of the middleware only.
 func guardOption(name string, value any, bad error, set func(*guardConfig)) Option {
-	return option(name, value, bad, forMiddleware, func(c *config) { set(&c.guard) })
+	return option(name, value, bad, forMiddleware, func(c *config) { set(&c.guardConfig) })
 }
 
 // tokens refuses an empty list of names, or a name that is not a token.

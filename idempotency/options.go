@@ -51,7 +51,7 @@ type config struct {
 	middleware bool
 	poll       time.Duration // Do and Once
 	maxWait    time.Duration // Do and Once
-	guard      guardConfig   // Middleware
+	guardConfig
 }
 
 func defaultExec() execConfig {
