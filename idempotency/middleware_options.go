@@ -168,12 +168,12 @@ func WithRetryAfter(d time.Duration) Option {
 		func(c *guardConfig) { c.retryAfter = d })
 }
 
-// WithObserver adds o to the observers the middleware tells what it did
-// with each guarded request it answers or runs: an observe.Event of kind
-// observe.Request, whose Detail is the Event (outcome, status, key,
-// execution) and whose Err is the store's failure, if any, with the
-// request's context — the observation point for metrics and traces.
-// Observers are called in the order given, synchronously, after the
+// WithObserver adds o to the middleware's observers. For each guarded
+// request it answers or runs, the middleware calls every observer, in the
+// order given, with the request's context and an observe.Event of kind
+// observe.Request, whose Detail is an Event (outcome, status, key,
+// execution) and whose Err is the store's failure, if any: the observation
+// point for metrics and traces. The calls are synchronous, after the
 // response was written — for an execution, after its outcome was recorded —
 // and must be quick. Requests passed through unguarded (other methods; no
 // key with KeyOptional) and handlers that panic are not reported.
