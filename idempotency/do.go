@@ -49,7 +49,7 @@ type Result struct {
 // option is a *retry.InvalidError and nothing runs. Errors of the idempotency layer
 // are *Error: ErrKeyReuse, ErrNotRetained and ErrStoredFailure are marked
 // permanent for the retry loop (classify.Permanent), ErrInProgress retryable.
-func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(context.Context) ([]byte, error), opts ...CallOption) (Result, error) {
+func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(context.Context) ([]byte, error), opts ...Option) (Result, error) {
 	c, err := newCallConfig(opts)
 	if err == nil {
 		err = checkCall("idempotency.Do", ctx, s, key, fn != nil)
@@ -75,7 +75,7 @@ func Do(ctx context.Context, s Store, key string, fp Fingerprint, fn func(contex
 // Between the effect's success and its record there is a moment where a
 // crash loses the record (no store can make an outside effect and its record
 // one transaction); a later run then repeats the effect.
-func Once(ctx context.Context, s Store, key string, effect func(context.Context) error, opts ...CallOption) (ran bool, err error) {
+func Once(ctx context.Context, s Store, key string, effect func(context.Context) error, opts ...Option) (ran bool, err error) {
 	c, err := newCallConfig(opts)
 	if err == nil {
 		err = checkCall("idempotency.Once", ctx, s, key, effect != nil)
@@ -90,15 +90,17 @@ func Once(ctx context.Context, s Store, key string, effect func(context.Context)
 }
 
 // callDefaults configures a call without options; it is never modified.
-var callDefaults = callConfig{execConfig: defaultExec(), poll: DefaultPollInterval}
+var callDefaults = config{execConfig: defaultExec(), poll: defaultPollInterval}
 
-func newCallConfig(opts []CallOption) (*callConfig, error) {
+func newCallConfig(opts []Option) (*config, error) {
 	if len(opts) == 0 {
 		return &callDefaults, nil
 	}
 	c := callDefaults
-	applyAll("idempotency.CallOption", opts, &c.err, func(o CallOption) { o.applyCall(&c) })
-	return &c, c.err
+	if err := c.apply(opts); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // checkCall checks the arguments of Do or Once (fn is whether the function
@@ -130,7 +132,7 @@ var errMaxWait = errors.New("waited longer than WithMaxWait")
 
 // do claims key, or waits for the execution that holds it, and runs w at
 // most once.
-func (c *callConfig) do(ctx context.Context, s Store, key StoreKey, fp Fingerprint, w work) (Result, error) {
+func (c *config) do(ctx context.Context, s Store, key StoreKey, fp Fingerprint, w work) (Result, error) {
 	claim := Record{Status: InProgress, Token: rand.Text(), Fingerprint: fp}
 	waitCtx := ctx
 	for n := 1; ; n++ {
@@ -173,7 +175,7 @@ func settled(key StoreKey, rec Record, fp Fingerprint) (Result, error) {
 
 // wait returns when the execution holding key may have ended, or with the
 // cause of ctx's end.
-func (c *callConfig) wait(ctx context.Context, s Store, key StoreKey, n int) error {
+func (c *config) wait(ctx context.Context, s Store, key StoreKey, n int) error {
 	if w, ok := s.(Waiter); ok {
 		err := w.Wait(ctx, key)
 		if err != nil && ctx.Err() != nil {

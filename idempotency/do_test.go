@@ -21,7 +21,7 @@ import (
 type step struct {
 	fp        idempotency.Fingerprint
 	fn        *counter
-	opts      []idempotency.CallOption
+	opts      []idempotency.Option
 	wantValue string
 	wantRan   bool  // fn ran for this call
 	wantErr   error // matched with errors.Is; nil for success
@@ -30,7 +30,7 @@ type step struct {
 func TestDoSequences(t *testing.T) {
 	ok := func() *counter { return &counter{value: "receipt-1"} }
 	failing := func() *counter { return &counter{err: errBoom} }
-	big := &counter{value: strings.Repeat("x", idempotency.DefaultMaxResultSize+1)}
+	big := &counter{value: strings.Repeat("x", 1<<20+1)} // over the default cap, 1 MiB
 	tests := []struct {
 		name  string
 		steps []step
@@ -53,7 +53,7 @@ func TestDoSequences(t *testing.T) {
 			{fp: otherFP, fn: ok(), wantValue: "receipt-1", wantRan: true},
 		}},
 		{"KeepFailures keeps the failure for the window", []step{
-			{fp: fp, fn: failing(), opts: []idempotency.CallOption{idempotency.KeepFailures()}, wantRan: true, wantErr: errBoom},
+			{fp: fp, fn: failing(), opts: []idempotency.Option{idempotency.KeepFailures()}, wantRan: true, wantErr: errBoom},
 			{fp: fp, fn: ok(), wantErr: idempotency.ErrStoredFailure},
 		}},
 		{"a result over the cap is returned once, then reported as not retained", []step{
@@ -61,7 +61,7 @@ func TestDoSequences(t *testing.T) {
 			{fp: fp, fn: ok(), wantErr: idempotency.ErrNotRetained},
 		}},
 		{"a result at the cap is retained", []step{
-			{fp: fp, fn: &counter{value: "12345"}, opts: []idempotency.CallOption{idempotency.WithMaxResultSize(5)}, wantValue: "12345", wantRan: true},
+			{fp: fp, fn: &counter{value: "12345"}, opts: []idempotency.Option{idempotency.WithMaxResultSize(5)}, wantValue: "12345", wantRan: true},
 			{fp: fp, fn: ok(), wantValue: "12345"},
 		}},
 		{"the zero fingerprint matches only itself", []step{
@@ -139,7 +139,7 @@ func TestDoRunsFnOnceForManyConcurrentCallers(t *testing.T) {
 				}
 				wg.Wait()
 				assert.Equal(t, int32(1), fn.runs.Load(), "fn runs exactly once")
-				assert.LessOrEqual(t, time.Since(start), 2*time.Second+idempotency.DefaultPollInterval, "waiters return soon after the first")
+				assert.LessOrEqual(t, time.Since(start), 2*time.Second+500*time.Millisecond, "waiters return soon after the first (polls are at most 500ms apart)")
 				fresh := 0
 				for i := range callers {
 					require.NoError(t, errs[i])
@@ -160,14 +160,14 @@ func TestDoRecoversACrashedExecutorsKeyAfterTheLease(t *testing.T) {
 		s := newMemory(t)
 		// An executor claims the key and crashes: nothing extends, completes
 		// or releases its claim.
-		_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "job-3/step-2"}, idempotency.Record{Status: idempotency.InProgress, Token: "crashed", Fingerprint: fp}, idempotency.DefaultLease)
+		_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "job-3/step-2"}, idempotency.Record{Status: idempotency.InProgress, Token: "crashed", Fingerprint: fp}, 30*time.Second) // the default lease
 		require.NoError(t, err)
 		require.True(t, ok)
 		start := time.Now()
 		fn := &counter{value: "done"}
 		res, err := idempotency.Do(t.Context(), s, "job-3/step-2", fp, fn.fn)
 		require.NoError(t, err)
-		assert.Equal(t, idempotency.DefaultLease, time.Since(start), "the waiter takes the key over when the lease runs out")
+		assert.Equal(t, 30*time.Second, time.Since(start), "the waiter takes the key over when the lease runs out")
 		assert.Equal(t, int32(1), fn.runs.Load())
 		assert.False(t, res.Replay)
 		assert.NotEqual(t, "crashed", res.Execution)
@@ -228,7 +228,7 @@ func TestDoWaitsNoLongerThanAllowed(t *testing.T) {
 	tests := []struct {
 		name      string
 		ctx       func(context.Context) (context.Context, context.CancelFunc)
-		opts      []idempotency.CallOption
+		opts      []idempotency.Option
 		wantWait  time.Duration
 		wantCause error
 	}{
@@ -237,7 +237,7 @@ func TestDoWaitsNoLongerThanAllowed(t *testing.T) {
 		}, nil, 3 * time.Second, context.DeadlineExceeded},
 		{"WithMaxWait ends the wait", func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return ctx, func() {}
-		}, []idempotency.CallOption{idempotency.WithMaxWait(2 * time.Second)}, 2 * time.Second, nil},
+		}, []idempotency.Option{idempotency.WithMaxWait(2 * time.Second)}, 2 * time.Second, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -367,7 +367,7 @@ func TestDoRejectsBadArguments(t *testing.T) {
 			_, err := idempotency.Do(t.Context(), s, "k", fp, fn, idempotency.WithRetention(0), idempotency.WithLease(0))
 			return err
 		}, "idempotency.WithRetention(0s)"},
-		{"a nil option", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, fn, nil); return err }, "idempotency.CallOption(<nil>): must not be nil"},
+		{"a nil option", func() error { _, err := idempotency.Do(t.Context(), s, "k", fp, fn, nil); return err }, "idempotency.Option(<nil>): must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,10 +41,10 @@
 // keys that belong to a scope (StoreKey; Do and Once use the empty one).
 // MemoryStore is the bounded, expiring, in-process store: it bounds what
 // each scope holds, and refuses rather than forget a record before it
-// expires. The Redis store is in the nested module
-// github.com/retrykit/retry/idempotency/redis, so that its client library is
-// not a dependency of this module. Package storetest checks any Store
-// against the contract.
+// expires. The Redis and PostgreSQL stores are in the nested modules
+// github.com/retrykit/retry/idempotency/redis and …/idempotency/postgres, so
+// that their client libraries are not dependencies of this module. Package
+// storetest checks any Store against the contract.
 //
 // # HTTP servers
 //
@@ -59,26 +59,63 @@
 // again without opening a session: Set-Cookie and the other fields of
 // WithUnstoredHeaders are never stored. A failure that a retry may cure — a
 // 5xx, 408, 429, and always an authentication failure (401, 403, 407) —
-// releases the key. WithHook reports what the middleware did with each
-// request, for metrics.
+// releases the key. WithObserver reports what the middleware did with each
+// request (an observe.Event of kind observe.Request, whose Detail is an
+// Event), for metrics and traces.
 //
 // # HTTP clients
 //
 // The retrying HTTP client is package httpretry's. This package gives it,
-// and any other client, the protocol: the header fields (HeaderKey,
-// HeaderReplay, HeaderReplayOf), KeyOf to read and check a request's key,
-// ResponseError to turn an error response and its problem "kind" (the
-// Kind… constants) into an error, Classify to tell the retry loop which of
-// those to retry, and ReplayOf to tell a replay from a fresh execution.
+// and any other client, the protocol: the header field HeaderKey, KeyOf to
+// read and check a request's key, ResponseError to turn an error response
+// and its problem kind into an error, Classify to tell the retry loop which
+// of those to retry, and ReplayOf to tell a replay (the response fields
+// Idempotent-Replay: true and Idempotent-Replay-Of: <execution id>) from a
+// fresh execution.
+//
+// # Problem kinds
+//
+// The middleware answers every error with problem details (RFC 9457,
+// application/problem+json) whose "kind" member says what went wrong, and
+// whose "type" is https://pkg.go.dev/github.com/retrykit/retry/idempotency#
+// followed by the kind's name below. ResponseError reads the kind from
+// either, or from the "code" member of an error body, as LLM gateways send
+// it (the first three kinds are their names).
+//
+//	kind                                status  name                  meaning
+//	idempotency-in-progress             409     KindInProgress        a request with the key is still being processed;
+//	                                                                  retryable: wait (Retry-After) and send it again
+//	                                                                  to collect its result (ErrInProgress)
+//	idempotency-key-reuse               422     KindKeyReuse          the key was used with another request (the
+//	                                                                  gateway sends 409); never retried, never
+//	                                                                  answered by a new key (ErrKeyReuse)
+//	idempotency-response-not-retained   409     KindNotRetained       the first request succeeded, but its response
+//	                                                                  was larger than the retention cap: there is
+//	                                                                  nothing to replay (ErrNotRetained)
+//	idempotency-key-missing             400     KindKeyMissing        the route requires an Idempotency-Key
+//	                                                                  (retry.ErrKeyRequired)
+//	idempotency-key-invalid             400     KindKeyInvalid        the key is longer than 255 characters, contains
+//	                                                                  control characters, is a malformed quoted
+//	                                                                  string or is sent more than once
+//	                                                                  (retry.ErrInvalid)
+//	idempotency-request-too-large       413     KindRequestTooLarge   the body is larger than the middleware reads to
+//	                                                                  fingerprint a request (WithMaxRequestBody)
+//	idempotency-store-unavailable       503     KindStoreUnavailable  the store failed, or is full; nothing was run;
+//	                                                                  retryable
+//	idempotency-scope-full              429     KindScopeFull         the client holds as many keys as its share of
+//	                                                                  the store allows until some expire; nothing
+//	                                                                  was run; other clients are unaffected
+//	                                                                  (ErrScopeFull)
 //
 // # Options
 //
-// Each function takes its own option type, so an option that means nothing
-// for it does not compile there: CallOption for Do and Once, MiddlewareOption
-// for Middleware, MemoryOption for NewMemoryStore. Option — WithLease,
-// WithRetention, WithMaxResultSize, KeepFailures — is both a CallOption and
-// a MiddlewareOption. Bad values are a *retry.InvalidError naming the option
-// and its value, returned before any work.
+// Do, Once and Middleware take Options; the memory store takes a
+// MemoryConfig, whose zero value is the default store. WithLease,
+// WithRetention, WithMaxResultSize and KeepFailures configure all three
+// functions; WithMaxWait and WithPollInterval only Do and Once; the others
+// only Middleware. A bad value, or an option given where it means nothing,
+// is a *retry.InvalidError naming the option (or the MemoryConfig field) and
+// its value, returned before any work.
 //
 // # Defaults
 //
@@ -100,9 +137,9 @@
 //	                              Proxy-Authentication-Info
 //	401, 403, 407                 release the key, even with KeepFailures    -
 //	Retry-After (409, 429, 503)   1s                                         WithRetryAfter
-//	observation (middleware)      none                                       WithHook
-//	memory store bounds           100,000 records, 64 MiB; full: refuses     WithMaxEntries, WithMaxBytes
-//	memory store, each scope      a tenth of it: 10,000 records, 6.4 MiB     WithScopeShare
+//	observation (middleware)      none                                       WithObserver
+//	memory store bounds           100,000 records, 64 MiB; full: refuses     MemoryConfig.MaxEntries, .MaxBytes
+//	memory store, each scope      a tenth of it: 10,000 records, 6.4 MiB     MemoryConfig.ScopeShare
 //
 // The lease is short so that a crashed executor frees its key within half a
 // minute, and is extended every third of it, so that a live one keeps its key

@@ -43,10 +43,10 @@ var (
 	// 503.
 	ErrFull = errors.New("idempotency store full")
 	// ErrScopeFull: the key's scope — one client of the middleware — holds
-	// its share of the store (MemoryStore's WithScopeShare), so the store
+	// its share of the store (MemoryConfig.ScopeShare), so the store
 	// takes no more of its claims until some of its records expire; other
 	// scopes are unaffected. Nothing ran. The middleware answers 429
-	// (KindScopeFull).
+	// (kind idempotency-scope-full).
 	ErrScopeFull = errors.New("the client's share of the idempotency store is full")
 	// ErrTooLarge: a store cannot keep a record this large. Complete returns
 	// it and keeps the claim, so that the caller can complete the claim as

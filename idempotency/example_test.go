@@ -13,10 +13,11 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 )
 
 func ExampleDo() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	ctx := context.Background()
 	request := []byte(`{"amount":4200,"currency":"EUR"}`)
 	fp := idempotency.NewFingerprint(request)
@@ -40,7 +41,7 @@ func ExampleDo() {
 }
 
 func ExampleOnce() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	sendEmail := func(context.Context) error {
 		fmt.Println("email sent")
 		return nil
@@ -58,7 +59,7 @@ func ExampleOnce() {
 }
 
 func ExampleKeepFailures() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	ctx := context.Background()
 	validate := func(context.Context) ([]byte, error) { return nil, errors.New("card declined") }
 	_, err := idempotency.Do(ctx, store, "k", idempotency.Fingerprint{}, validate, idempotency.KeepFailures())
@@ -94,24 +95,27 @@ func ExampleNewFingerprint() {
 	a := idempotency.NewFingerprint([]byte("POST"), []byte("/orders"), []byte(`{"item":"book"}`))
 	b := idempotency.NewFingerprint([]byte("POST"), []byte("/orders"), []byte(`{"item":"book"}`))
 	c := idempotency.NewFingerprint([]byte("POST"), []byte("/orders"), []byte(`{"item":"book","gift":null}`))
-	fmt.Println(a == b, a == c, a.IsZero())
+	fmt.Println(a == b, a == c, a == idempotency.Fingerprint{})
 	// Output:
 	// true false false
 }
 
 func ExampleNewMemoryStore() {
-	store, err := idempotency.NewMemoryStore(idempotency.WithMaxEntries(10_000), idempotency.WithMaxBytes(16<<20),
-		idempotency.WithScopeShare(0.25)) // each client may hold a quarter of it
+	store, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{
+		MaxEntries: 10_000,
+		MaxBytes:   16 << 20,
+		ScopeShare: 0.25, // each client may hold a quarter of it
+	})
 	fmt.Println(store.Len(), err)
-	_, err = idempotency.NewMemoryStore(idempotency.WithMaxEntries(0))
+	_, err = idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxEntries: -1})
 	fmt.Println(err)
 	// Output:
 	// 0 <nil>
-	// idempotency.WithMaxEntries(0): must be at least 1
+	// idempotency.MemoryConfig.MaxEntries = -1: must not be negative (0 means 100,000)
 }
 
 func ExampleMiddleware() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	guard, _ := idempotency.Middleware(store)
 	var orders atomic.Int32
 	srv := httptest.NewServer(guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +140,7 @@ func ExampleMiddleware() {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		fmt.Printf("%d %s (replay: %q)\n", resp.StatusCode, b, resp.Header.Get(idempotency.HeaderReplay))
+		fmt.Printf("%d %s (replay: %q)\n", resp.StatusCode, b, resp.Header.Get("Idempotent-Replay"))
 	}
 	send("k1", "book")
 	send("k1", "book")
@@ -150,7 +154,7 @@ func ExampleMiddleware() {
 }
 
 func ExampleMiddleware_clientsApart() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	guard, _ := idempotency.Middleware(store) // scoped by the request's credentials
 	srv := httptest.NewServer(guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: "for " + r.Header.Get("Authorization")})
@@ -182,7 +186,7 @@ func ExampleMiddleware_clientsApart() {
 }
 
 func ExampleWithScope() {
-	store, _ := idempotency.NewMemoryStore()
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	type account struct{}
 	// Behind authentication, the account is the client: a refreshed token
 	// does not make its retry another client's request.
@@ -199,31 +203,36 @@ func ExampleWithScope() {
 		req.Header.Set(idempotency.HeaderKey, "order-1")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		fmt.Println(rec.Body, "replay:", rec.Header().Get(idempotency.HeaderReplay) == "true")
+		fmt.Println(rec.Body, "replay:", rec.Header().Get("Idempotent-Replay") == "true")
 	}
 	// Output:
 	// run 1 replay: false
 	// run 1 replay: true
 }
 
-func ExampleWithHook() {
-	store, _ := idempotency.NewMemoryStore()
-	counts := map[idempotency.Outcome]int{} // the hook runs on the request's goroutine
-	guard, _ := idempotency.Middleware(store, idempotency.WithHook(func(r *http.Request, e idempotency.Event) {
-		counts[e.Outcome]++
-		fmt.Println(r.Method, e.Outcome, e.Status)
-	}))
+func ExampleWithObserver() {
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
+	counts := map[string]int{} // observers run on the request's goroutine
+	metrics := observe.Func(func(ctx context.Context, e observe.Event) {
+		if e.Kind != observe.Request { // the same observer may watch a Retrier too
+			return
+		}
+		req := e.Detail.(idempotency.Event)
+		counts[req.Outcome]++
+		fmt.Println(req.Outcome, req.Status, req.Key, e.Err)
+	})
+	guard, _ := idempotency.Middleware(store, idempotency.WithObserver(metrics))
 	h := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
 	for _, body := range []string{"book", "book", "pen"} {
 		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
 		req.Header.Set(idempotency.HeaderKey, "order-1")
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	fmt.Println(counts[idempotency.OutcomeExecuted], counts[idempotency.OutcomeReplayed], counts[idempotency.OutcomeKeyReuse])
+	fmt.Println(counts["executed"], counts["replayed"], counts["key reuse"])
 	// Output:
-	// POST executed 201
-	// POST replayed 201
-	// POST key reuse 422
+	// executed 201 order-1 <nil>
+	// replayed 201 order-1 <nil>
+	// key reuse 422 order-1 <nil>
 	// 1 1 1
 }
 
@@ -244,8 +253,8 @@ func ExampleKeyOf() {
 }
 
 func ExampleClassify() {
-	inProgress := &classify.StatusError{Code: 409, Kind: idempotency.KindInProgress, Header: http.Header{"Retry-After": {"2"}}}
-	reuse := &classify.StatusError{Code: 409, Kind: idempotency.KindKeyReuse}
+	inProgress := &classify.StatusError{Code: 409, Kind: "idempotency-in-progress", Header: http.Header{"Retry-After": {"2"}}}
+	reuse := &classify.StatusError{Code: 409, Kind: "idempotency-key-reuse"}
 	fmt.Println(idempotency.Classify(inProgress))
 	fmt.Println(idempotency.Classify(reuse))
 	fmt.Println(classify.Default(inProgress)) // without Classify, a 409 is final
@@ -271,8 +280,8 @@ func ExampleResponseError() {
 
 func ExampleReplayOf() {
 	resp := &http.Response{Header: http.Header{}}
-	resp.Header.Set(idempotency.HeaderReplay, "true")
-	resp.Header.Set(idempotency.HeaderReplayOf, "gen-8812")
+	resp.Header.Set("Idempotent-Replay", "true")
+	resp.Header.Set("Idempotent-Replay-Of", "gen-8812")
 	billed, replay := idempotency.ReplayOf(resp)
 	fmt.Println(replay, billed)
 	// Output:

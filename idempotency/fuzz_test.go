@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/internal/keys"
 )
 
 // The parsers of outside input: stored records (a store's bytes may be
@@ -18,7 +19,7 @@ import (
 func FuzzRecordUnmarshalBinary(f *testing.F) {
 	for _, r := range []Record{
 		{Status: InProgress, Token: "t"},
-		{Status: Succeeded, Token: strings.Repeat("x", MaxTokenLength), Fingerprint: NewFingerprint([]byte("a")), Value: []byte("value")},
+		{Status: Succeeded, Token: strings.Repeat("x", maxTokenLength), Fingerprint: NewFingerprint([]byte("a")), Value: []byte("value")},
 		{Status: NotRetained, Token: "tok"},
 	} {
 		b, err := r.MarshalBinary()
@@ -75,7 +76,7 @@ func FuzzKeyOf(f *testing.F) {
 		if err != nil || key == "" {
 			return
 		}
-		if ValidateKey(key) != nil || utf8.RuneCountInString(key) > MaxKeyLength {
+		if ValidateKey(key) != nil || utf8.RuneCountInString(key) > keys.MaxLength {
 			t.Fatalf("accepted key %q breaks the key rules", key)
 		}
 		quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
@@ -163,7 +164,7 @@ func TestStoredResponsesLeaveOutHopByHopAndSessionFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := http.Header{"Content-Type": {"text/plain"}, "Connection": {"close"}, "Content-Length": {"2"}, "Date": {"x"}, HeaderReplay: {"true"},
+	h := http.Header{"Content-Type": {"text/plain"}, "Connection": {"close"}, "Content-Length": {"2"}, "Date": {"x"}, headerReplay: {"true"},
 		"Set-Cookie": {"session=secret"}, "Authentication-Info": {`nextnonce="x"`}}
 	r, err := decodeResponse(encodeResponse(200, h, []byte("ok"), c.unstored))
 	if err != nil {
@@ -179,7 +180,7 @@ func TestRecordRejectsWhatNoStoreMayKeep(t *testing.T) {
 		{Status: 0, Token: "t"},
 		{Status: NotRetained + 1, Token: "t"},
 		{Status: Succeeded},
-		{Status: Succeeded, Token: strings.Repeat("t", MaxTokenLength+1)},
+		{Status: Succeeded, Token: strings.Repeat("t", maxTokenLength+1)},
 	} {
 		if _, err := r.MarshalBinary(); err == nil {
 			t.Errorf("MarshalBinary(%v, %d-byte token) = nil error", r.Status, len(r.Token))

@@ -17,9 +17,21 @@ var (
 	errBoom = errors.New("boom")
 )
 
-func newMemory(t testing.TB, opts ...idempotency.MemoryOption) *idempotency.MemoryStore {
+// The response header fields of a replay, as the protocol names them.
+const (
+	headerReplay   = "Idempotent-Replay"
+	headerReplayOf = "Idempotent-Replay-Of"
+)
+
+// newMemory returns a memory store with the default bounds.
+func newMemory(t testing.TB) *idempotency.MemoryStore {
+	return newBounded(t, idempotency.MemoryConfig{})
+}
+
+// newBounded returns a memory store bounded as c says.
+func newBounded(t testing.TB, c idempotency.MemoryConfig) *idempotency.MemoryStore {
 	t.Helper()
-	s, err := idempotency.NewMemoryStore(opts...)
+	s, err := idempotency.NewMemoryStore(c)
 	require.NoError(t, err)
 	return s
 }

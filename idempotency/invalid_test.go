@@ -2,12 +2,14 @@ package idempotency_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +50,6 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"Once with a nil option", func() error { _, err := idempotency.Once(live, s, "k", effect, nil); return err }},
 		{"Middleware with a nil store", func() error { _, err := idempotency.Middleware(nil); return err }},
 		{"Middleware with a nil option", func() error { _, err := idempotency.Middleware(s, nil); return err }},
-		{"NewMemoryStore with a nil option", func() error { _, err := idempotency.NewMemoryStore(nil); return err }},
 		{"DeriveKey with no parts", func() error { _, err := idempotency.DeriveKey(); return err }},
 		{"DeriveKey with an empty part", func() error { _, err := idempotency.DeriveKey(""); return err }},
 		{"ValidateKey of an empty key", func() error { return idempotency.ValidateKey("") }},
@@ -65,11 +66,22 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"WithMethods()", func() error { _, err := idempotency.Middleware(s, idempotency.WithMethods()); return err }},
 		{"WithFingerprint(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithFingerprint(nil)); return err }},
 		{"WithScope(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithScope(nil)); return err }},
-		{"WithHook(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithHook(nil)); return err }},
+		{"WithObserver(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithObserver(nil)); return err }},
+		{"WithObserver of a nil observe.Func", func() error {
+			var f observe.Func
+			_, err := idempotency.Middleware(s, idempotency.WithObserver(f))
+			return err
+		}},
 		{"WithRetryAfter(0)", func() error { _, err := idempotency.Middleware(s, idempotency.WithRetryAfter(0)); return err }},
-		{"WithMaxEntries(0)", func() error { _, err := idempotency.NewMemoryStore(idempotency.WithMaxEntries(0)); return err }},
-		{"WithMaxBytes(0)", func() error { _, err := idempotency.NewMemoryStore(idempotency.WithMaxBytes(0)); return err }},
-		{"WithScopeShare(0)", func() error { _, err := idempotency.NewMemoryStore(idempotency.WithScopeShare(0)); return err }},
+		{"MemoryConfig.MaxEntries -1", func() error {
+			_, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxEntries: -1})
+			return err
+		}},
+		{"MemoryConfig.MaxBytes 1", func() error { _, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxBytes: 1}); return err }},
+		{"MemoryConfig.ScopeShare 2", func() error {
+			_, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{ScopeShare: 2})
+			return err
+		}},
 	}
 	for name, st := range stores {
 		tests = append(tests, []struct {
@@ -127,15 +139,17 @@ func TestNilAndZeroValuesWithAMeaningDoWhatTheDocumentationSays(t *testing.T) {
 			assert.False(t, replay)
 		}},
 		{"Classify(nil) has no opinion", func(t *testing.T) { assert.Zero(t, idempotency.Classify(nil)) }},
-		{"NewFingerprint() hashes nothing", func(t *testing.T) { assert.False(t, idempotency.NewFingerprint().IsZero()) }},
+		{"NewFingerprint() hashes nothing", func(t *testing.T) { assert.NotZero(t, idempotency.NewFingerprint()) }},
 		{"the zero Fingerprint is not fingerprinted", func(t *testing.T) {
-			assert.True(t, idempotency.Fingerprint{}.IsZero())
 			assert.Len(t, idempotency.Fingerprint{}.String(), 64)
 		}},
-		{"the zero Status and Outcome have labels", func(t *testing.T) {
+		{"the zero Status has a label", func(t *testing.T) {
 			assert.Equal(t, "status(0)", idempotency.Status(0).String())
 			assert.False(t, idempotency.Status(0).Final())
-			assert.Equal(t, "outcome(0)", idempotency.Outcome(0).String())
+		}},
+		{"the zero MemoryConfig is the default store", func(t *testing.T) {
+			_, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
+			assert.NoError(t, err)
 		}},
 		{"the zero StoreKey reads as empty", func(t *testing.T) { assert.Empty(t, idempotency.StoreKey{}.String()) }},
 		{"a nil or zero *Error reads as one", func(t *testing.T) {
@@ -185,39 +199,54 @@ func (r *recorder) Header() http.Header {
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
 
-// TestOptionsCompileOnlyWhereTheyMeanSomething checks, through the option
-// types, what the compiler enforces: an option given to a function it means
-// nothing for does not compile (so no run-time "applies to … only" error).
-func TestOptionsCompileOnlyWhereTheyMeanSomething(t *testing.T) {
+// TestOptionsAreRefusedWhereTheyMeanNothing checks that an option given to
+// a function it does not configure is an error naming it, not an option
+// silently ignored.
+func TestOptionsAreRefusedWhereTheyMeanNothing(t *testing.T) {
+	s := newMemory(t)
 	tests := []struct {
-		name                     string
-		opt                      any
-		call, middleware, memory bool
+		name              string
+		opt               idempotency.Option
+		calls, middleware bool // what it configures
 	}{
-		{"WithLease", idempotency.WithLease(time.Second), true, true, false},
-		{"WithRetention", idempotency.WithRetention(time.Hour), true, true, false},
-		{"WithMaxResultSize", idempotency.WithMaxResultSize(1), true, true, false},
-		{"KeepFailures", idempotency.KeepFailures(), true, true, false},
-		{"WithPollInterval", idempotency.WithPollInterval(time.Second), true, false, false},
-		{"WithMaxWait", idempotency.WithMaxWait(time.Second), true, false, false},
-		{"KeyOptional", idempotency.KeyOptional(), false, true, false},
-		{"WithMethods", idempotency.WithMethods("PUT"), false, true, false},
-		{"WithMaxRequestBody", idempotency.WithMaxRequestBody(1), false, true, false},
-		{"WithFingerprint", idempotency.WithFingerprint(func(*http.Request, []byte) idempotency.Fingerprint { return fp }), false, true, false},
-		{"WithScope", idempotency.WithScope(func(*http.Request) string { return "" }), false, true, false},
-		{"WithScopeCookies", idempotency.WithScopeCookies("sid"), false, true, false},
-		{"WithUnstoredHeaders", idempotency.WithUnstoredHeaders("Set-Cookie"), false, true, false},
-		{"WithRetryAfter", idempotency.WithRetryAfter(time.Second), false, true, false},
-		{"WithHook", idempotency.WithHook(func(*http.Request, idempotency.Event) {}), false, true, false},
-		{"WithMaxEntries", idempotency.WithMaxEntries(1), false, false, true},
-		{"WithMaxBytes", idempotency.WithMaxBytes(4 << 10), false, false, true},
-		{"WithScopeShare", idempotency.WithScopeShare(1), false, false, true},
+		{"idempotency.WithLease", idempotency.WithLease(time.Second), true, true},
+		{"idempotency.WithRetention", idempotency.WithRetention(time.Hour), true, true},
+		{"idempotency.WithMaxResultSize", idempotency.WithMaxResultSize(1), true, true},
+		{"idempotency.KeepFailures", idempotency.KeepFailures(), true, true},
+		{"idempotency.WithPollInterval", idempotency.WithPollInterval(time.Second), true, false},
+		{"idempotency.WithMaxWait", idempotency.WithMaxWait(time.Second), true, false},
+		{"idempotency.KeyOptional", idempotency.KeyOptional(), false, true},
+		{"idempotency.WithMethods", idempotency.WithMethods("PUT"), false, true},
+		{"idempotency.WithMaxRequestBody", idempotency.WithMaxRequestBody(1), false, true},
+		{"idempotency.WithFingerprint", idempotency.WithFingerprint(func(*http.Request, []byte) idempotency.Fingerprint { return fp }), false, true},
+		{"idempotency.WithScope", idempotency.WithScope(func(*http.Request) string { return "" }), false, true},
+		{"idempotency.WithScopeCookies", idempotency.WithScopeCookies("sid"), false, true},
+		{"idempotency.WithUnstoredHeaders", idempotency.WithUnstoredHeaders("Set-Cookie"), false, true},
+		{"idempotency.WithRetryAfter", idempotency.WithRetryAfter(time.Second), false, true},
+		{"idempotency.WithObserver", idempotency.WithObserver(observe.Func(func(context.Context, observe.Event) {})), false, true},
 	}
-	for _, tt := range tests {
-		_, call := tt.opt.(idempotency.CallOption)
-		_, middleware := tt.opt.(idempotency.MiddlewareOption)
-		_, memory := tt.opt.(idempotency.MemoryOption)
-		assert.Equal(t, []bool{tt.call, tt.middleware, tt.memory}, []bool{call, middleware, memory},
-			"%s: a CallOption, a MiddlewareOption, a MemoryOption", tt.name)
+	// check checks what a function given the option returned: nothing if
+	// the option configures it, else the refusal naming the option.
+	check := func(t *testing.T, err error, configures bool, refusal string) {
+		t.Helper()
+		if configures {
+			assert.NoError(t, err)
+			return
+		}
+		require.ErrorIs(t, err, retry.ErrInvalid)
+		assert.Contains(t, err.Error(), refusal)
+	}
+	const notCalls, notMiddleware = "configures Middleware, not Do or Once", "configures Do and Once, not Middleware"
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := idempotency.Do(t.Context(), s, fmt.Sprint("k", i), fp, (&counter{}).fn, tt.opt)
+			check(t, err, tt.calls, tt.name+"(")
+			check(t, err, tt.calls, notCalls)
+			_, err = idempotency.Once(t.Context(), s, fmt.Sprint("once", i), func(context.Context) error { return nil }, tt.opt)
+			check(t, err, tt.calls, notCalls)
+			_, err = idempotency.Middleware(s, tt.opt)
+			check(t, err, tt.middleware, tt.name+"(")
+			check(t, err, tt.middleware, notMiddleware)
+		})
 	}
 }

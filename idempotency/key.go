@@ -53,7 +53,8 @@ func DeriveKey(parts ...string) (string, error) {
 // default would make every stored key mismatch a byte-identical retry.
 //
 // The zero Fingerprint is a valid value meaning "not fingerprinted"; it
-// matches only itself. A Fingerprint is comparable with ==.
+// matches only itself. A Fingerprint is comparable with ==: f ==
+// (Fingerprint{}) tells the zero one.
 type Fingerprint [sha256.Size]byte
 
 // NewFingerprint returns the SHA-256 of the parts, each prefixed with its
@@ -71,9 +72,6 @@ func NewFingerprint(parts ...[]byte) Fingerprint {
 // String returns the fingerprint in hexadecimal, fit for DeriveKey.
 func (f Fingerprint) String() string { return hex.EncodeToString(f[:]) }
 
-// IsZero reports whether f is the zero Fingerprint ("not fingerprinted").
-func (f Fingerprint) IsZero() bool { return f == Fingerprint{} }
-
 func writePart(h io.Writer, p []byte) {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(p)))
@@ -81,12 +79,9 @@ func writePart(h io.Writer, p []byte) {
 	h.Write(p)
 }
 
-// MaxKeyLength is the longest idempotency key accepted, in characters: the
-// limit of Stripe and of LLM gateways, checked before anything is sent.
-const MaxKeyLength = keys.MaxLength
-
 // ValidateKey reports whether key is usable as an idempotency key: non-empty,
-// valid UTF-8, at most MaxKeyLength characters and free of control
+// valid UTF-8, at most 255 characters (the limit of Stripe and of LLM
+// gateways, checked before anything is sent) and free of control
 // characters. The error is a *retry.InvalidError naming the key
 // (abbreviated); retry.WithIdempotencyKey applies the same rules.
 func ValidateKey(key string) error {

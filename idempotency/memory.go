@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
-	"errors"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -14,11 +13,11 @@ import (
 	"github.com/retrykit/retry/internal/argerr"
 )
 
-// Defaults of the memory store's bounds.
+// Defaults of MemoryConfig.
 const (
-	DefaultMaxEntries = 100_000
-	DefaultMaxBytes   = 64 << 20 // 64 MiB
-	DefaultScopeShare = 0.1
+	defaultMaxEntries = 100_000
+	defaultMaxBytes   = 64 << 20 // 64 MiB
+	defaultScopeShare = 0.1
 )
 
 // entryOverhead approximates what an entry costs beyond its key, token and
@@ -33,12 +32,12 @@ const shardCount = 16
 // tests; processes that share keys need a shared store (the Redis store in
 // github.com/retrykit/retry/idempotency/redis).
 //
-// It holds at most MaxEntries records and about MaxBytes bytes, and each
-// non-empty scope — each client of the middleware — at most its share of
-// both (WithScopeShare; a tenth by default), so that one client cannot take
-// the room of the others. It never drops a record before it expires, since a
-// forgotten record lets a retry run its work again: when there is no room,
-// it refuses. A claim over its scope's share fails with ErrScopeFull (the
+// It holds at most MemoryConfig.MaxEntries records and about
+// MemoryConfig.MaxBytes bytes, and each non-empty scope — each client of the
+// middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
+// by default), so that one client cannot take the room of the others. It
+// never drops a record before it expires, since a forgotten record lets a
+// retry run its work again: when there is no room, it refuses. A claim over its scope's share fails with ErrScopeFull (the
 // middleware answers 429), a claim in a full store with ErrFull (503), and a
 // result that does not fit with ErrTooLarge, after which Do and the
 // middleware record it as not retained. The empty scope, which Do and Once
@@ -59,64 +58,58 @@ type MemoryStore struct {
 	earliest atomic.Int64
 }
 
-type memConfig struct {
-	maxEntries int64
-	maxBytes   int64
-	share      float64
-	err        error
+// MemoryConfig configures NewMemoryStore. Its zero value is the default
+// store: 100,000 records, 64 MiB, a tenth of each for one client's scope.
+type MemoryConfig struct {
+	// MaxEntries bounds the number of records (claims and finished) the
+	// store holds; 0 means 100,000.
+	MaxEntries int
+	// MaxBytes bounds the bytes the store's records take, keys, tokens and
+	// values counted, with a small overhead per record: 0 means 64 MiB, and
+	// any other bound is at least 4 KiB.
+	MaxBytes int64
+	// ScopeShare is the fraction of the store's records and bytes that one
+	// non-empty scope — one client of the middleware — may hold: 0 means 0.1,
+	// which lets ten clients fill the store and keeps any one from taking
+	// more than a tenth of it; 1 lets each take all of it. Above 0, at most 1.
+	ScopeShare float64
 }
 
-// MemoryOption configures NewMemoryStore.
-type MemoryOption interface{ applyMemory(*memConfig) }
-
-type memOption struct{ setting[memConfig] }
-
-func (o memOption) applyMemory(c *memConfig) { o.apply(c, &c.err) }
-
-// WithMaxEntries bounds the number of records (claims and finished) the store
-// holds; at least 1. The default is 100,000.
-func WithMaxEntries(n int) MemoryOption {
-	return memOption{setting[memConfig]{"idempotency.WithMaxEntries", n, refuseIf(n < 1, "must be at least 1"),
-		func(c *memConfig) { c.maxEntries = int64(n) }}}
-}
-
-// WithMaxBytes bounds the bytes the store's records take, keys, tokens and
-// values counted, with a small overhead per record; at least 4 KiB. The
-// default is 64 MiB.
-func WithMaxBytes(n int64) MemoryOption {
-	return memOption{setting[memConfig]{"idempotency.WithMaxBytes", n, refuseIf(n < 4<<10, "must be at least 4 KiB"),
-		func(c *memConfig) { c.maxBytes = n }}}
-}
-
-// WithScopeShare sets the fraction of the store's records and bytes that one
-// non-empty scope — one client of the middleware — may hold: more than 0, at
-// most 1. The default, 0.1, lets ten clients fill the store and keeps any one
-// from taking more than a tenth of it; 1 lets each take all of it.
-func WithScopeShare(f float64) MemoryOption {
-	return memOption{setting[memConfig]{"idempotency.WithScopeShare", f, refuseIf(!(f > 0 && f <= 1), "must be more than 0 and at most 1"),
-		func(c *memConfig) { c.share = f }}}
-}
-
-// refuseIf returns the reason a value is refused when bad holds, else nil.
-func refuseIf(bad bool, reason string) error {
-	if bad {
-		return errors.New(reason)
+// withDefaults returns c with its zero fields set to the defaults, or the
+// *retry.InvalidError for its first bad field.
+func (c MemoryConfig) withDefaults() (MemoryConfig, error) {
+	switch {
+	case c.MaxEntries < 0:
+		return c, argerr.Field("idempotency.MemoryConfig.MaxEntries", c.MaxEntries, "must not be negative (0 means 100,000)")
+	case c.MaxBytes < 0 || c.MaxBytes > 0 && c.MaxBytes < 4<<10:
+		return c, argerr.Field("idempotency.MemoryConfig.MaxBytes", c.MaxBytes, "must be at least 4 KiB (0 means 64 MiB)")
+	case !(c.ScopeShare >= 0 && c.ScopeShare <= 1):
+		return c, argerr.Field("idempotency.MemoryConfig.ScopeShare", c.ScopeShare, "must be more than 0 and at most 1 (0 means 0.1)")
 	}
-	return nil
+	if c.MaxEntries == 0 {
+		c.MaxEntries = defaultMaxEntries
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = defaultMaxBytes
+	}
+	if c.ScopeShare == 0 {
+		c.ScopeShare = defaultScopeShare
+	}
+	return c, nil
 }
 
-// NewMemoryStore returns an empty store, or a *retry.InvalidError naming a
-// bad option.
-func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
-	c := memConfig{maxEntries: DefaultMaxEntries, maxBytes: DefaultMaxBytes, share: DefaultScopeShare}
-	applyAll("idempotency.MemoryOption", opts, &c.err, func(o MemoryOption) { o.applyMemory(&c) })
-	if c.err != nil {
-		return nil, c.err
+// NewMemoryStore returns an empty store bounded as c says, or a
+// *retry.InvalidError naming a bad field of c.
+func NewMemoryStore(c MemoryConfig) (*MemoryStore, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
 	}
+	entries, bytes := int64(c.MaxEntries), c.MaxBytes
 	s := &MemoryStore{seed: maphash.MakeSeed(), room: room{
-		maxEntries: c.maxEntries, maxBytes: c.maxBytes, scopes: make(map[string]usage),
-		scopeEntries: max(1, int64(math.Floor(c.share*float64(c.maxEntries)))),
-		scopeBytes:   max(entryOverhead, int64(math.Floor(c.share*float64(c.maxBytes)))),
+		maxEntries: entries, maxBytes: bytes, scopes: make(map[string]usage),
+		scopeEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
+		scopeBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
 	}}
 	for i := range s.shards {
 		s.shards[i] = memShard{m: make(map[StoreKey]*memEntry), room: &s.room, earliest: &s.earliest}

@@ -22,7 +22,7 @@ func TestMemoryStoreConformance(t *testing.T) {
 
 func TestMemoryStoreConformanceWithTinyShares(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) idempotency.Store {
-		return newMemory(t, idempotency.WithScopeShare(0.01))
+		return newBounded(t, idempotency.MemoryConfig{ScopeShare: 0.01})
 	})
 }
 
@@ -45,7 +45,7 @@ func finish(t *testing.T, s idempotency.Store, key idempotency.StoreKey, token s
 func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 	t.Run("a full store refuses new claims rather than forget a finished record before it expires", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			s := newMemory(t, idempotency.WithMaxEntries(3))
+			s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 3})
 			for i, retention := range []time.Duration{3 * time.Hour, time.Hour, 2 * time.Hour} {
 				key := sk(fmt.Sprint("k", i))
 				require.NoError(t, claim(t, s, key, "t", time.Minute))
@@ -68,7 +68,7 @@ func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 	})
 	t.Run("live claims hold their room until they end or expire", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			s := newMemory(t, idempotency.WithMaxEntries(2))
+			s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 2})
 			require.NoError(t, claim(t, s, sk("a"), "t", time.Minute))
 			require.NoError(t, claim(t, s, sk("b"), "t", time.Minute))
 			require.ErrorIs(t, claim(t, s, sk("c"), "t", time.Minute), idempotency.ErrFull)
@@ -80,7 +80,7 @@ func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 		})
 	})
 	t.Run("a record larger than the room left is refused, and its claim kept", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(64<<10), idempotency.WithScopeShare(1))
+		s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100, MaxBytes: 64 << 10, ScopeShare: 1})
 		for i := range 6 {
 			key := sk(fmt.Sprint("k", i))
 			require.NoError(t, claim(t, s, key, "t", time.Minute))
@@ -94,7 +94,7 @@ func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 		assert.Equal(t, 7, s.Len(), "nothing was dropped to make room")
 	})
 	t.Run("Do records a result the store cannot hold as not retained", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithMaxBytes(64<<10))
+		s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100, MaxBytes: 64 << 10})
 		big := strings.Repeat("x", 100<<10)
 		res, err := idempotency.Do(t.Context(), s, "k", fp, (&counter{value: big}).fn)
 		require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestMemoryStoreStaysWithinItsBounds(t *testing.T) {
 
 func TestMemoryStoreBoundsEachScope(t *testing.T) {
 	t.Run("a scope at its share is refused, and other scopes are untouched", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithScopeShare(0.1))
+		s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100, ScopeShare: 0.1})
 		victim := idempotency.StoreKey{Scope: "victim", Key: "order-1"}
 		require.NoError(t, claim(t, s, victim, "t", time.Minute))
 		finish(t, s, victim, "t", []byte("receipt"), time.Hour)
@@ -122,7 +122,7 @@ func TestMemoryStoreBoundsEachScope(t *testing.T) {
 		require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "other", Key: "1"}, "t", time.Minute), "another scope still claims")
 	})
 	t.Run("a scope's share bounds its bytes too", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxBytes(1<<20), idempotency.WithScopeShare(0.25))
+		s := newBounded(t, idempotency.MemoryConfig{MaxBytes: 1 << 20, ScopeShare: 0.25})
 		k := idempotency.StoreKey{Scope: "a", Key: "big"}
 		require.NoError(t, claim(t, s, k, "t", time.Minute))
 		err := s.Complete(t.Context(), k, idempotency.Record{Status: idempotency.Succeeded, Token: "t", Value: make([]byte, 300<<10)}, time.Hour)
@@ -132,7 +132,7 @@ func TestMemoryStoreBoundsEachScope(t *testing.T) {
 		finish(t, s, other, "t", make([]byte, 200<<10), time.Hour)
 	})
 	t.Run("the unscoped keys of Do and Once have no share: only the store's bounds", func(t *testing.T) {
-		s := newMemory(t, idempotency.WithMaxEntries(100), idempotency.WithScopeShare(0.1))
+		s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100, ScopeShare: 0.1})
 		for i := range 100 {
 			require.NoError(t, claim(t, s, sk(fmt.Sprint(i)), "t", time.Minute))
 		}
@@ -140,7 +140,7 @@ func TestMemoryStoreBoundsEachScope(t *testing.T) {
 	})
 	t.Run("a scope's expired records give its share back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			s := newMemory(t, idempotency.WithMaxEntries(10), idempotency.WithScopeShare(0.2))
+			s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 10, ScopeShare: 0.2})
 			for i := range 2 {
 				k := idempotency.StoreKey{Scope: "a", Key: fmt.Sprint(i)}
 				require.NoError(t, claim(t, s, k, "t", time.Minute))
@@ -156,21 +156,34 @@ func TestMemoryStoreBoundsEachScope(t *testing.T) {
 func TestNewMemoryStoreRejectsBadBounds(t *testing.T) {
 	tests := []struct {
 		name string
-		opt  idempotency.MemoryOption
+		c    idempotency.MemoryConfig
 		want string
 	}{
-		{"zero entries", idempotency.WithMaxEntries(0), "idempotency.WithMaxEntries(0): must be at least 1"},
-		{"a byte bound under 4 KiB", idempotency.WithMaxBytes(100), "idempotency.WithMaxBytes(100): must be at least 4 KiB"},
-		{"a zero share", idempotency.WithScopeShare(0), "idempotency.WithScopeShare(0): must be more than 0 and at most 1"},
-		{"a share over 1", idempotency.WithScopeShare(1.5), "idempotency.WithScopeShare(1.5): must be more than 0 and at most 1"},
-		{"a share that is not a number", idempotency.WithScopeShare(math.NaN()), "idempotency.WithScopeShare(NaN)"},
-		{"a nil option", nil, "idempotency.MemoryOption(<nil>): must not be nil"},
+		{"negative entries", idempotency.MemoryConfig{MaxEntries: -1}, "idempotency.MemoryConfig.MaxEntries = -1: must not be negative (0 means 100,000)"},
+		{"a byte bound under 4 KiB", idempotency.MemoryConfig{MaxBytes: 100}, "idempotency.MemoryConfig.MaxBytes = 100: must be at least 4 KiB (0 means 64 MiB)"},
+		{"a negative byte bound", idempotency.MemoryConfig{MaxBytes: -1}, "idempotency.MemoryConfig.MaxBytes = -1: must be at least 4 KiB"},
+		{"a negative share", idempotency.MemoryConfig{ScopeShare: -0.1}, "idempotency.MemoryConfig.ScopeShare = -0.1: must be more than 0 and at most 1 (0 means 0.1)"},
+		{"a share over 1", idempotency.MemoryConfig{ScopeShare: 1.5}, "idempotency.MemoryConfig.ScopeShare = 1.5: must be more than 0 and at most 1"},
+		{"a share that is not a number", idempotency.MemoryConfig{ScopeShare: math.NaN()}, "idempotency.MemoryConfig.ScopeShare = NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := idempotency.NewMemoryStore(tt.opt)
+			_, err := idempotency.NewMemoryStore(tt.c)
 			require.ErrorIs(t, err, retry.ErrInvalid)
 			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestTheZeroMemoryConfigMeansTheDefaults(t *testing.T) {
+	zero := newMemory(t)
+	explicit := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100_000, MaxBytes: 64 << 20, ScopeShare: 0.1})
+	for name, s := range map[string]*idempotency.MemoryStore{"the zero config": zero, "the defaults spelt out": explicit} {
+		t.Run(name+" lets a scope hold 10,000 records, not one more", func(t *testing.T) {
+			for i := range 10_000 {
+				require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: fmt.Sprint(i)}, "t", time.Minute))
+			}
+			require.ErrorIs(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: "more"}, "t", time.Minute), idempotency.ErrScopeFull)
 		})
 	}
 }

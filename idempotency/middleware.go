@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
 // Middleware returns a net/http middleware that makes the requests it guards
@@ -36,9 +37,9 @@ import (
 //	the store failing, or full                 503 problem, with Retry-After
 //
 // Errors are problem details (RFC 9457, application/problem+json) with a
-// "kind" member (see the Kind… constants). A request is the same as an
-// earlier one when their fingerprints match (WithFingerprint; by default the
-// method, path, query and body bytes).
+// "kind" member (see Problem kinds in the package documentation). A request
+// is the same as an earlier one when their fingerprints match
+// (WithFingerprint; by default the method, path, query and body bytes).
 //
 // Clients are kept apart by default. A key lives in its client's scope, and
 // the default scope is a digest of the request's credentials — its
@@ -66,11 +67,11 @@ import (
 //
 // A nil store, or a bad option, is a *retry.InvalidError. The middleware
 // given a nil handler answers every guarded request it would run with 500.
-func Middleware(s Store, opts ...MiddlewareOption) (func(http.Handler) http.Handler, error) {
-	c, err := newMiddlewareConfig(opts)
-	if err == nil && s == nil {
-		err = argerr.New("idempotency.Middleware", nil, "the store must not be nil")
+func Middleware(s Store, opts ...Option) (func(http.Handler) http.Handler, error) {
+	if s == nil {
+		return nil, argerr.New("idempotency.Middleware", nil, "the store must not be nil")
 	}
+	c, err := newMiddlewareConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func noHandler(w http.ResponseWriter, _ *http.Request) {
 }
 
 type guard struct {
-	c    *middlewareConfig
+	c    *config
 	s    Store
 	next http.Handler
 }
@@ -104,14 +105,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var bad *retry.InvalidError
 	switch {
 	case errors.As(err, &bad):
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyInvalid,
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest}, kindKeyInvalid,
 			"the Idempotency-Key header is invalid: "+bad.Err.Error(), 0)
 		return
 	case key == "" && g.c.keyOptional:
 		g.next.ServeHTTP(w, r)
 		return
 	case key == "":
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest}, KindKeyMissing,
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest}, kindKeyMissing,
 			"this request needs an Idempotency-Key header", 0)
 		return
 	}
@@ -128,10 +129,10 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp F
 	rec, claimed, err := g.s.Claim(r.Context(), key, claim, g.c.lease)
 	switch {
 	case errors.Is(err, ErrScopeFull):
-		g.refuse(w, r, Event{Outcome: OutcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, KindScopeFull,
+		g.refuse(w, r, Event{Outcome: outcomeScopeFull, Status: http.StatusTooManyRequests, Key: key.Key, Err: err}, kindScopeFull,
 			"this client holds as many idempotency keys as it may until some expire; nothing was run", g.c.retryAfter)
 	case err != nil:
-		g.refuse(w, r, Event{Outcome: OutcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, KindStoreUnavailable,
+		g.refuse(w, r, Event{Outcome: outcomeStoreFailed, Status: http.StatusServiceUnavailable, Key: key.Key, Err: err}, kindStoreUnavailable,
 			storeFailure(err), g.c.retryAfter)
 	case claimed:
 		g.run(w, r, key, claim, body)
@@ -160,7 +161,7 @@ func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim 
 		g.next.ServeHTTP(rw, req)
 		return rw.outcome(ctx)
 	})
-	e := Event{Outcome: OutcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
+	e := Event{Outcome: outcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
 	var ierr *Error
 	if errors.As(err, &ierr) {
 		e.Err = ierr // the store failed to record or release it
@@ -190,16 +191,16 @@ func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec R
 	e := Event{Key: key, Execution: rec.Token}
 	switch {
 	case rec.Fingerprint != fp:
-		e.Outcome, e.Status = OutcomeKeyReuse, http.StatusUnprocessableEntity
-		g.refuse(w, r, e, KindKeyReuse,
+		e.Outcome, e.Status = outcomeKeyReuse, http.StatusUnprocessableEntity
+		g.refuse(w, r, e, kindKeyReuse,
 			"this Idempotency-Key was used with a different request; send the original request unchanged, or a new key for a new request", 0)
 	case rec.Status == InProgress:
-		e.Outcome, e.Status = OutcomeInProgress, http.StatusConflict
-		g.refuse(w, r, e, KindInProgress,
+		e.Outcome, e.Status = outcomeInProgress, http.StatusConflict
+		g.refuse(w, r, e, kindInProgress,
 			"a request with this Idempotency-Key is in progress; retry after the wait to get its response", g.c.retryAfter)
 	case rec.Status == NotRetained:
-		e.Outcome, e.Status = OutcomeNotRetained, http.StatusConflict
-		g.refuse(w, r, e, KindNotRetained,
+		e.Outcome, e.Status = outcomeNotRetained, http.StatusConflict
+		g.refuse(w, r, e, kindNotRetained,
 			"the request with this Idempotency-Key succeeded, but its response was too large to keep for replay", 0)
 	default:
 		g.replay(w, r, e, rec)
@@ -211,8 +212,8 @@ func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec R
 func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Record) {
 	resp, err := decodeResponse(rec.Value)
 	if err != nil {
-		e.Outcome, e.Status, e.Err = OutcomeStoreFailed, http.StatusServiceUnavailable, err
-		g.refuse(w, r, e, KindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
+		e.Outcome, e.Status, e.Err = outcomeStoreFailed, http.StatusServiceUnavailable, err
+		g.refuse(w, r, e, kindStoreUnavailable, "the stored response is unreadable", g.c.retryAfter)
 		return
 	}
 	h := w.Header()
@@ -221,12 +222,12 @@ func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Reco
 			h[name] = values
 		}
 	}
-	h.Set(HeaderReplay, "true")
-	h.Set(HeaderReplayOf, rec.Token)
+	h.Set(headerReplay, "true")
+	h.Set(headerReplayOf, rec.Token)
 	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
-	e.Outcome, e.Status = OutcomeReplayed, resp.status
+	e.Outcome, e.Status = outcomeReplayed, resp.status
 	g.report(r, e)
 }
 
@@ -236,9 +237,14 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, e Event, kind, de
 	g.report(r, e)
 }
 
+// report tells the observers what the middleware did with r.
 func (g *guard) report(r *http.Request, e Event) {
-	if g.c.hook != nil {
-		g.c.hook(r, e)
+	if len(g.c.observers) == 0 {
+		return
+	}
+	oe := observe.Event{Kind: observe.Request, Err: e.Err, Detail: e}
+	for _, o := range g.c.observers {
+		o.Observe(r.Context(), oe)
 	}
 }
 
@@ -252,11 +258,11 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, KindRequestTooLarge,
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusRequestEntityTooLarge, Key: key}, kindRequestTooLarge,
 			"the body is larger than the "+strconv.FormatInt(g.c.maxBody, 10)+" bytes read to fingerprint a request", 0)
 		return nil, false
 	case err != nil:
-		g.refuse(w, r, Event{Outcome: OutcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)
+		g.refuse(w, r, Event{Outcome: outcomeRejected, Status: http.StatusBadRequest, Key: key}, "", "the request body could not be read", 0)
 		return nil, false
 	}
 	return body, true
@@ -269,7 +275,7 @@ func requestFingerprint(r *http.Request, body []byte) Fingerprint {
 
 // scopeOf returns the scope of the request's key: WithScope's, or the digest
 // of its credentials.
-func (c *middlewareConfig) scopeOf(r *http.Request) string {
+func (c *guardConfig) scopeOf(r *http.Request) string {
 	if c.scope != nil {
 		return c.scope(r)
 	}
@@ -288,7 +294,7 @@ func (c *middlewareConfig) scopeOf(r *http.Request) string {
 
 // writeCookies adds the request's credential cookies to the digest: the
 // whole Cookie field, or the cookies WithScopeCookies names.
-func (c *middlewareConfig) writeCookies(h io.Writer, r *http.Request) {
+func (c *guardConfig) writeCookies(h io.Writer, r *http.Request) {
 	if c.cookies == nil {
 		for _, v := range r.Header.Values("Cookie") {
 			writePart(h, []byte("Cookie"))

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
-// middlewareConfig configures one Middleware.
-type middlewareConfig struct {
-	execConfig
-	err         error
+// guardConfig is what the options of the middleware alone set.
+type guardConfig struct {
 	keyOptional bool
 	methods     []string
 	maxBody     int64
@@ -23,7 +22,7 @@ type middlewareConfig struct {
 	sessionHdrs []string // WithUnstoredHeaders
 	unstored    map[string]bool
 	retryAfter  time.Duration
-	hook        func(*http.Request, Event)
+	observers   []observe.Observer
 }
 
 // sessionHeaders are the response header fields the middleware keeps out of
@@ -37,30 +36,33 @@ var sessionHeaders = []string{"Set-Cookie", "Set-Cookie2", "Authentication-Info"
 // markers themselves.
 var neverStored = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Date", HeaderReplay, HeaderReplayOf,
+	"Content-Length", "Date", headerReplay, headerReplayOf,
 }
 
-func newMiddlewareConfig(opts []MiddlewareOption) (*middlewareConfig, error) {
-	c := &middlewareConfig{
-		execConfig: defaultExec(), methods: []string{http.MethodPost, http.MethodPatch},
-		maxBody: DefaultMaxRequestBody, fingerprint: requestFingerprint, retryAfter: DefaultRetryAfter,
-		sessionHdrs: sessionHeaders,
-	}
+func newMiddlewareConfig(opts []Option) (*config, error) {
+	c := &config{execConfig: defaultExec(), middleware: true, guardConfig: guardConfig{
+		methods: []string{http.MethodPost, http.MethodPatch}, maxBody: defaultMaxRequestBody,
+		fingerprint: requestFingerprint, retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
+	}}
 	c.failValue = func(v []byte, _ error) []byte { return v }
-	applyAll("idempotency.MiddlewareOption", opts, &c.err, func(o MiddlewareOption) { o.applyMiddleware(c) })
-	if c.err == nil && c.scope != nil && c.cookies != nil {
-		c.err = argerr.New("idempotency.WithScopeCookies", c.cookies, "has no effect with WithScope, which replaces the credentials' digest")
+	if err := c.apply(opts); err != nil {
+		return nil, err
 	}
-	c.unstored = make(map[string]bool)
-	for _, name := range slices.Concat(neverStored, c.sessionHdrs) {
-		c.unstored[http.CanonicalHeaderKey(name)] = true
+	g := &c.guardConfig
+	if g.scope != nil && g.cookies != nil {
+		return nil, argerr.New("idempotency.WithScopeCookies", g.cookies, "has no effect with WithScope, which replaces the credentials' digest")
 	}
-	return c, c.err
+	g.unstored = make(map[string]bool)
+	for _, name := range slices.Concat(neverStored, g.sessionHdrs) {
+		g.unstored[http.CanonicalHeaderKey(name)] = true
+	}
+	return c, nil
 }
 
-type middlewareOption struct{ setting[middlewareConfig] }
-
-func (o middlewareOption) applyMiddleware(c *middlewareConfig) { o.apply(c, &c.err) }
+// guardOption is an option of the middleware only.
+func guardOption(name string, value any, bad error, set func(*guardConfig)) Option {
+	return option(name, value, bad, forMiddleware, func(c *config) { set(&c.guardConfig) })
+}
 
 // tokens refuses an empty list of names, or a name that is not a token.
 func tokens(names []string, what string) error {
@@ -78,34 +80,32 @@ func tokens(names []string, what string) error {
 // KeyOptional lets requests without an Idempotency-Key through to the
 // handler, unguarded. By default a guarded request without a key is refused
 // with 400.
-func KeyOptional() MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.KeyOptional", true, nil,
-		func(c *middlewareConfig) { c.keyOptional = true }}}
+func KeyOptional() Option {
+	return guardOption("idempotency.KeyOptional", true, nil, func(c *guardConfig) { c.keyOptional = true })
 }
 
 // WithMethods sets the request methods the middleware guards; requests with
 // other methods pass through. The default is POST and PATCH, the methods
 // that are not idempotent by themselves.
-func WithMethods(methods ...string) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithMethods", methods, tokens(methods, "method"),
-		func(c *middlewareConfig) { c.methods = append([]string(nil), methods...) }}}
+func WithMethods(methods ...string) Option {
+	return guardOption("idempotency.WithMethods", methods, tokens(methods, "method"),
+		func(c *guardConfig) { c.methods = append([]string(nil), methods...) })
 }
 
 // WithMaxRequestBody sets the largest request body the middleware reads to
 // fingerprint a request, in bytes; a larger one is refused with 413. At
 // least 0; the default is 1 MiB.
-func WithMaxRequestBody(n int64) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithMaxRequestBody", n, notNegative(n),
-		func(c *middlewareConfig) { c.maxBody = n }}}
+func WithMaxRequestBody(n int64) Option {
+	return guardOption("idempotency.WithMaxRequestBody", n, notNegative(n), func(c *guardConfig) { c.maxBody = n })
 }
 
 // WithFingerprint sets how the middleware fingerprints a request, given the
 // request and its body as received. The default hashes the method, the path,
 // the raw query and the body bytes — what the client sent, never a parsed
 // model with defaults filled in.
-func WithFingerprint(f func(r *http.Request, body []byte) Fingerprint) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithFingerprint", funcValue(f == nil), nilFunc(f == nil),
-		func(c *middlewareConfig) { c.fingerprint = f }}}
+func WithFingerprint(f func(r *http.Request, body []byte) Fingerprint) Option {
+	return guardOption("idempotency.WithFingerprint", funcValue(f == nil), nilFunc(f == nil),
+		func(c *guardConfig) { c.fingerprint = f })
 }
 
 // WithScope sets the scope of a request's key: the client it belongs to,
@@ -123,9 +123,9 @@ func WithFingerprint(f func(r *http.Request, body []byte) Fingerprint) Middlewar
 // string { return "" }) is how a single-tenant service, whose clients are
 // all trusted alike, says that any client may replay any response. The
 // scope is written into the store's keys: give an opaque id, not a secret.
-func WithScope(f func(r *http.Request) string) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithScope", funcValue(f == nil), nilFunc(f == nil),
-		func(c *middlewareConfig) { c.scope = f }}}
+func WithScope(f func(r *http.Request) string) Option {
+	return guardOption("idempotency.WithScope", funcValue(f == nil), nilFunc(f == nil),
+		func(c *guardConfig) { c.scope = f })
 }
 
 // WithScopeCookies names the cookies that identify a client in the default
@@ -134,13 +134,13 @@ func WithScope(f func(r *http.Request) string) MiddlewareOption {
 // change between a request and its retry without making it another
 // client's. By default the whole Cookie field counts; given no names, no
 // cookie does. It is refused with WithScope, which replaces the digest.
-func WithScopeCookies(names ...string) MiddlewareOption {
+func WithScopeCookies(names ...string) Option {
 	var bad error
 	if len(names) > 0 {
 		bad = tokens(names, "cookie name")
 	}
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithScopeCookies", names, bad,
-		func(c *middlewareConfig) { c.cookies = append([]string{}, names...) }}}
+	return guardOption("idempotency.WithScopeCookies", names, bad,
+		func(c *guardConfig) { c.cookies = append([]string{}, names...) })
 }
 
 // WithUnstoredHeaders sets the response header fields kept out of stored
@@ -149,34 +149,40 @@ func WithScopeCookies(names ...string) MiddlewareOption {
 // The first response carries them to its client as the handler wrote them.
 // Hop-by-hop fields, Content-Length, Date and the replay markers are never
 // stored, whatever the list; given no names, every other field is.
-func WithUnstoredHeaders(names ...string) MiddlewareOption {
+func WithUnstoredHeaders(names ...string) Option {
 	var bad error
 	if len(names) > 0 {
 		bad = tokens(names, "header name")
 	}
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithUnstoredHeaders", names, bad,
-		func(c *middlewareConfig) { c.sessionHdrs = append([]string(nil), names...) }}}
+	return guardOption("idempotency.WithUnstoredHeaders", names, bad,
+		func(c *guardConfig) { c.sessionHdrs = append([]string(nil), names...) })
 }
 
 // WithRetryAfter sets the Retry-After the middleware sends with a 409 for a
 // request whose key is in progress (when the client should check again), a
 // 429 for a client over its share of the store, and a 503. Whole seconds, at
 // least 1s; the default is 1s.
-func WithRetryAfter(d time.Duration) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithRetryAfter", d,
+func WithRetryAfter(d time.Duration) Option {
+	return guardOption("idempotency.WithRetryAfter", d,
 		refuseIf(d < time.Second || d%time.Second != 0, "must be a whole number of seconds, at least 1s"),
-		func(c *middlewareConfig) { c.retryAfter = d }}}
+		func(c *guardConfig) { c.retryAfter = d })
 }
 
-// WithHook sets a function the middleware calls once for every guarded
-// request it answers or runs, with what it did (see Event): the observation
-// point for metrics and traces. It is called synchronously, after the
+// WithObserver adds o to the middleware's observers. For each guarded
+// request it answers or runs, the middleware calls every observer, in the
+// order given, with the request's context and an observe.Event of kind
+// observe.Request, whose Detail is an Event (outcome, status, key,
+// execution) and whose Err is the store's failure, if any: the observation
+// point for metrics and traces. The calls are synchronous, after the
 // response was written — for an execution, after its outcome was recorded —
-// and must be quick. Requests it passes through unguarded (other methods;
-// no key with KeyOptional) and handlers that panic are not reported.
-func WithHook(f func(r *http.Request, e Event)) MiddlewareOption {
-	return middlewareOption{setting[middlewareConfig]{"idempotency.WithHook", funcValue(f == nil), nilFunc(f == nil),
-		func(c *middlewareConfig) { c.hook = f }}}
+// and must be quick. Requests passed through unguarded (other methods; no
+// key with KeyOptional) and handlers that panic are not reported.
+func WithObserver(o observe.Observer) Option {
+	if f, ok := o.(observe.Func); ok && f == nil {
+		o = nil
+	}
+	return guardOption("idempotency.WithObserver", o, nilFunc(o == nil),
+		func(c *guardConfig) { c.observers = append(c.observers, o) })
 }
 
 // funcValue is how an option's function shows in its error.

@@ -64,7 +64,7 @@ type server struct {
 	store  idempotency.Store
 }
 
-func newServer(t *testing.T, store idempotency.Store, opts ...idempotency.MiddlewareOption) *server {
+func newServer(t *testing.T, store idempotency.Store, opts ...idempotency.Option) *server {
 	t.Helper()
 	if store == nil {
 		store = newMemory(t)
@@ -128,7 +128,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		s := newServer(t, nil)
 		r := s.send(t, "POST", "/orders", nil, `{}`)
 		require.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, idempotency.KindKeyMissing, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-key-missing", r.problem(t)["kind"])
 		assert.Zero(t, s.orders.runs.Load())
 	})
 	for _, bad := range []struct {
@@ -145,7 +145,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 			s := newServer(t, nil)
 			r := s.send(t, "POST", "/orders", bad.key, `{}`)
 			require.Equal(t, http.StatusBadRequest, r.status, r.body)
-			assert.Equal(t, idempotency.KindKeyInvalid, r.problem(t)["kind"])
+			assert.Equal(t, "idempotency-key-invalid", r.problem(t)["kind"])
 			assert.Zero(t, s.orders.runs.Load())
 		})
 	}
@@ -153,14 +153,14 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		s := newServer(t, nil)
 		first := s.send(t, "POST", "/orders", "k1", `{"item":"book"}`)
 		require.Equal(t, http.StatusCreated, first.status)
-		assert.Empty(t, first.header.Get(idempotency.HeaderReplay))
+		assert.Empty(t, first.header.Get(headerReplay))
 		again := s.send(t, "POST", "/orders", `"k1"`, `{"item":"book"}`) // the same key, quoted
 		require.Equal(t, http.StatusCreated, again.status)
 		assert.Equal(t, first.body, again.body)
 		assert.Equal(t, "1", again.header.Get("X-Order"))
 		assert.Equal(t, "application/json", again.header.Get("Content-Type"))
-		assert.Equal(t, "true", again.header.Get(idempotency.HeaderReplay))
-		assert.NotEmpty(t, again.header.Get(idempotency.HeaderReplayOf))
+		assert.Equal(t, "true", again.header.Get(headerReplay))
+		assert.NotEmpty(t, again.header.Get(headerReplayOf))
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
 	t.Run("a request while the first with its key is in flight gets 409 with Retry-After", func(t *testing.T) {
@@ -170,11 +170,11 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		<-s.orders.started
 		r := s.send(t, "POST", "/orders?block=1", "k1", `{}`)
 		require.Equal(t, http.StatusConflict, r.status)
-		assert.Equal(t, idempotency.KindInProgress, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-in-progress", r.problem(t)["kind"])
 		assert.Equal(t, "1", r.header.Get("Retry-After"))
 		close(s.orders.unblock)
 		require.Equal(t, http.StatusCreated, (<-done).status)
-		assert.Equal(t, "true", s.send(t, "POST", "/orders?block=1", "k1", `{}`).header.Get(idempotency.HeaderReplay))
+		assert.Equal(t, "true", s.send(t, "POST", "/orders?block=1", "k1", `{}`).header.Get(headerReplay))
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
 	t.Run("the same key with a different payload gets 422", func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		require.Equal(t, http.StatusCreated, s.send(t, "POST", "/orders", "k1", `{"item":"book"}`).status)
 		r := s.send(t, "POST", "/orders", "k1", `{"item":"pen"}`)
 		require.Equal(t, http.StatusUnprocessableEntity, r.status)
-		assert.Equal(t, idempotency.KindKeyReuse, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-key-reuse", r.problem(t)["kind"])
 		assert.Equal(t, http.StatusUnprocessableEntity, s.send(t, "POST", "/orders?x=1", "k1", `{"item":"book"}`).status, "the query is part of the request")
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
@@ -193,7 +193,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		assert.Greater(t, len(first.body), 2000, "the first client gets the whole response")
 		r := s.send(t, "POST", "/orders?size=2000", "k1", `{}`)
 		require.Equal(t, http.StatusConflict, r.status)
-		assert.Equal(t, idempotency.KindNotRetained, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-response-not-retained", r.problem(t)["kind"])
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
 	t.Run("a 5xx releases the key, so the retry runs the handler again", func(t *testing.T) {
@@ -201,7 +201,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		require.Equal(t, http.StatusServiceUnavailable, s.send(t, "POST", "/orders?status=503", "k1", `{}`).status)
 		r := s.send(t, "POST", "/orders?status=503", "k1", `{}`)
 		require.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Empty(t, r.header.Get(idempotency.HeaderReplay))
+		assert.Empty(t, r.header.Get(headerReplay))
 		assert.Equal(t, int32(2), s.orders.runs.Load())
 	})
 	t.Run("with KeepFailures a 5xx is stored and replayed", func(t *testing.T) {
@@ -210,7 +210,7 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		again := s.send(t, "POST", "/orders?status=500", "k1", `{}`)
 		require.Equal(t, http.StatusInternalServerError, again.status)
 		assert.Equal(t, first.body, again.body)
-		assert.Equal(t, "true", again.header.Get(idempotency.HeaderReplay))
+		assert.Equal(t, "true", again.header.Get(headerReplay))
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
 	t.Run("a 4xx is stored and replayed", func(t *testing.T) {
@@ -218,21 +218,21 @@ func TestMiddlewareAnswersEveryCase(t *testing.T) {
 		s.send(t, "POST", "/orders?status=400", "k1", `{}`)
 		r := s.send(t, "POST", "/orders?status=400", "k1", `{}`)
 		require.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "true", r.header.Get(idempotency.HeaderReplay))
+		assert.Equal(t, "true", r.header.Get(headerReplay))
 		assert.Equal(t, int32(1), s.orders.runs.Load())
 	})
 	t.Run("a body over the limit gets 413", func(t *testing.T) {
 		s := newServer(t, nil, idempotency.WithMaxRequestBody(10))
 		r := s.send(t, "POST", "/orders", "k1", strings.Repeat("x", 11))
 		require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
-		assert.Equal(t, idempotency.KindRequestTooLarge, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-request-too-large", r.problem(t)["kind"])
 		assert.Zero(t, s.orders.runs.Load())
 	})
 	t.Run("a failing store gets 503 with Retry-After, and the handler does not run", func(t *testing.T) {
 		s := newServer(t, &faulty{Store: newMemory(t), claimErr: errors.New("connection refused")})
 		r := s.send(t, "POST", "/orders", "k1", `{}`)
 		require.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Equal(t, idempotency.KindStoreUnavailable, r.problem(t)["kind"])
+		assert.Equal(t, "idempotency-store-unavailable", r.problem(t)["kind"])
 		assert.Equal(t, "1", r.header.Get("Retry-After"))
 		assert.Zero(t, s.orders.runs.Load())
 	})
@@ -296,13 +296,13 @@ func TestMiddlewareOptions(t *testing.T) {
 		a := s.send(t, "POST", "/orders?account=a", "k1", "")
 		b := s.send(t, "POST", "/orders?account=b", "k1", "")
 		assert.NotEqual(t, a.body, b.body)
-		assert.Empty(t, b.header.Get(idempotency.HeaderReplay), "account b cannot replay a's response")
+		assert.Empty(t, b.header.Get(headerReplay), "account b cannot replay a's response")
 	})
 	t.Run("WithFingerprint decides what counts as the same request", func(t *testing.T) {
 		bodyOnly := func(_ *http.Request, body []byte) idempotency.Fingerprint { return idempotency.NewFingerprint(body) }
 		s := newServer(t, nil, idempotency.WithFingerprint(bodyOnly))
 		s.send(t, "POST", "/orders?trace=1", "k1", "{}")
-		assert.Equal(t, "true", s.send(t, "POST", "/orders?trace=2", "k1", "{}").header.Get(idempotency.HeaderReplay))
+		assert.Equal(t, "true", s.send(t, "POST", "/orders?trace=2", "k1", "{}").header.Get(headerReplay))
 	})
 	t.Run("WithRetryAfter sets the wait sent with a 409", func(t *testing.T) {
 		s := newServer(t, nil, idempotency.WithRetryAfter(3*time.Second))
@@ -315,14 +315,14 @@ func TestMiddlewareOptions(t *testing.T) {
 	})
 }
 
-func opts(o ...idempotency.MiddlewareOption) []idempotency.MiddlewareOption { return o }
+func opts(o ...idempotency.Option) []idempotency.Option { return o }
 
 func TestMiddlewareRejectsBadOptions(t *testing.T) {
 	s := newMemory(t)
 	tests := []struct {
 		name  string
 		store idempotency.Store
-		opts  []idempotency.MiddlewareOption
+		opts  []idempotency.Option
 		want  string
 	}{
 		{"a nil store", nil, nil, "idempotency.Middleware(<nil>): the store must not be nil"},
@@ -332,13 +332,14 @@ func TestMiddlewareRejectsBadOptions(t *testing.T) {
 		{"a Retry-After in milliseconds", s, opts(idempotency.WithRetryAfter(1500 * time.Millisecond)), "idempotency.WithRetryAfter(1.5s): must be a whole number of seconds"},
 		{"a nil fingerprint", s, opts(idempotency.WithFingerprint(nil)), "idempotency.WithFingerprint(<nil>): must not be nil"},
 		{"a nil scope", s, opts(idempotency.WithScope(nil)), "idempotency.WithScope(<nil>): must not be nil"},
-		{"a nil hook", s, opts(idempotency.WithHook(nil)), "idempotency.WithHook(<nil>): must not be nil"},
+		{"a nil observer", s, opts(idempotency.WithObserver(nil)), "idempotency.WithObserver(<nil>): must not be nil"},
 		{"an empty cookie name", s, opts(idempotency.WithScopeCookies("session", "")), "idempotency.WithScopeCookies([session ]): a cookie name must be a non-empty token"},
 		{"scope cookies with a scope of one's own", s, opts(idempotency.WithScopeCookies("session"), idempotency.WithScope(func(*http.Request) string { return "" })),
 			"idempotency.WithScopeCookies([session]): has no effect with WithScope"},
 		{"a header name with a colon", s, opts(idempotency.WithUnstoredHeaders("Set-Cookie:")), "a header name must be a non-empty token"},
 		{"a shared option's bad value", s, opts(idempotency.WithLease(0)), "idempotency.WithLease(0s): must be at least 1ms"},
-		{"a nil option", s, opts(nil), "idempotency.MiddlewareOption(<nil>): must not be nil"},
+		{"an option of Do and Once", s, opts(idempotency.WithMaxWait(time.Second)), "idempotency.WithMaxWait(1s): configures Do and Once, not Middleware"},
+		{"a nil option", s, opts(nil), "idempotency.Option(<nil>): must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,34 +10,27 @@ import (
 
 // Defaults of the options; the package documentation explains each choice.
 const (
-	DefaultLease          = 30 * time.Second
-	DefaultRetention      = 24 * time.Hour
-	DefaultMaxResultSize  = 1 << 20 // 1 MiB
-	DefaultPollInterval   = 500 * time.Millisecond
-	DefaultMaxRequestBody = 1 << 20 // 1 MiB
-	DefaultRetryAfter     = time.Second
+	defaultLease          = 30 * time.Second
+	defaultRetention      = 24 * time.Hour
+	defaultMaxResultSize  = 1 << 20 // 1 MiB
+	defaultPollInterval   = 500 * time.Millisecond
+	defaultMaxRequestBody = 1 << 20 // 1 MiB
+	defaultRetryAfter     = time.Second
 )
 
 // firstPoll is the first wait between two checks of a key in progress; the
 // waits double up to the poll interval.
 const firstPoll = 10 * time.Millisecond
 
-// CallOption configures Do and Once. Options apply in order, a later one
-// overriding an earlier one; a bad value makes the call return a
-// *retry.InvalidError naming the option and its value, before any work.
-type CallOption interface{ applyCall(*callConfig) }
-
-// MiddlewareOption configures Middleware, which returns the first bad one as
-// a *retry.InvalidError naming the option and its value.
-type MiddlewareOption interface{ applyMiddleware(*middlewareConfig) }
-
-// Option configures Do, Once and Middleware alike: how long a claim and an
-// outcome last, and what is kept. Each function that takes it validates it as
-// it takes its own options.
-type Option interface {
-	CallOption
-	MiddlewareOption
-}
+// Option configures Do, Once or Middleware. Options apply in order, a later
+// one overriding an earlier one; the first bad one makes Do and Once return,
+// and Middleware refuse, a *retry.InvalidError naming the option and its
+// value, before any work.
+//
+// WithLease, WithRetention, WithMaxResultSize and KeepFailures configure all
+// three; WithMaxWait and WithPollInterval only Do and Once; the others only
+// Middleware. An option given where it would mean nothing is refused alike.
+type Option func(*config) *retry.InvalidError
 
 // execConfig is what every execution needs: Do's, Once's and the
 // middleware's.
@@ -51,61 +44,57 @@ type execConfig struct {
 	failValue func(value []byte, err error) []byte
 }
 
+// config is what the options set: for one call of Do or Once, or for one
+// Middleware (middleware).
+type config struct {
+	execConfig
+	middleware bool
+	poll       time.Duration // Do and Once
+	maxWait    time.Duration // Do and Once
+	guardConfig
+}
+
 func defaultExec() execConfig {
-	return execConfig{lease: DefaultLease, retention: DefaultRetention, maxResult: DefaultMaxResultSize,
+	return execConfig{lease: defaultLease, retention: defaultRetention, maxResult: defaultMaxResultSize,
 		failValue: func(_ []byte, err error) []byte { return []byte(err.Error()) }}
 }
 
-// callConfig configures one call of Do or Once.
-type callConfig struct {
-	execConfig
-	poll    time.Duration
-	maxWait time.Duration
-	err     error
-}
-
-// setting is one option: its name and value for the error that reports it,
-// why the value is refused (nil if it is good), and what it sets in the
-// configuration C it applies to.
-type setting[C any] struct {
-	name  string
-	value any
-	bad   error
-	set   func(*C)
-}
-
-// apply sets the option in c unless an earlier option was refused; a refused
-// option records its error in *err.
-func (s setting[C]) apply(c *C, err *error) {
-	switch {
-	case *err != nil:
-	case s.bad != nil:
-		*err = &retry.InvalidError{Name: s.name, Value: s.value, Err: s.bad}
-	default:
-		s.set(c)
-	}
-}
-
-// sharedOption is an Option: it sets what Do, Once and Middleware share.
-type sharedOption struct{ setting[execConfig] }
-
-func (o sharedOption) applyCall(c *callConfig)             { o.apply(&c.execConfig, &c.err) }
-func (o sharedOption) applyMiddleware(c *middlewareConfig) { o.apply(&c.execConfig, &c.err) }
-
-type callOption struct{ setting[callConfig] }
-
-func (o callOption) applyCall(c *callConfig) { o.apply(c, &c.err) }
-
-// applyAll applies opts in order; a nil one is refused under name.
-func applyAll[O any](name string, opts []O, err *error, apply func(O)) {
+// apply applies opts in order and returns the first refusal.
+func (c *config) apply(opts []Option) error {
 	for _, o := range opts {
-		if any(o) == nil {
-			if *err == nil {
-				*err = argerr.New(name, nil, "must not be nil")
-			}
-			continue
+		if o == nil {
+			return argerr.New("idempotency.Option", nil, "must not be nil")
 		}
-		apply(o)
+		if err := o(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// audience is what an option configures.
+type audience uint8
+
+const (
+	forAll        audience = iota // Do, Once and Middleware
+	forCalls                      // Do and Once
+	forMiddleware                 // Middleware
+)
+
+// option is an Option named name, for a: value shows in its error, bad is
+// why the value is refused (nil if it is good), and set applies it.
+func option(name string, value any, bad error, a audience, set func(*config)) Option {
+	return func(c *config) *retry.InvalidError {
+		switch {
+		case bad != nil:
+			return &retry.InvalidError{Name: name, Value: value, Err: bad}
+		case a == forCalls && c.middleware:
+			return argerr.New(name, value, "configures Do and Once, not Middleware")
+		case a == forMiddleware && !c.middleware:
+			return argerr.New(name, value, "configures Middleware, not Do or Once")
+		}
+		set(c)
+		return nil
 	}
 }
 
@@ -130,21 +119,27 @@ func notNegative[N int | int64 | time.Duration](n N) error {
 	return nil
 }
 
+// refuseIf returns the reason a value is refused when bad holds, else nil.
+func refuseIf(bad bool, reason string) error {
+	if bad {
+		return errors.New(reason)
+	}
+	return nil
+}
+
 // WithLease sets how long a claim lasts without news of its executor. While
 // the work runs, its claim is extended every lease/3, so a live executor
 // keeps the key however long it works, and a crashed one frees it within the
 // lease. At least 1ms; the default is 30s.
 func WithLease(d time.Duration) Option {
-	return sharedOption{setting[execConfig]{"idempotency.WithLease", d, atLeastMillisecond(d),
-		func(c *execConfig) { c.lease = d }}}
+	return option("idempotency.WithLease", d, atLeastMillisecond(d), forAll, func(c *config) { c.lease = d })
 }
 
 // WithRetention sets how long a finished execution's outcome is kept, and so
 // how long its key replays instead of running again. At least 1ms; the
 // default is 24h.
 func WithRetention(d time.Duration) Option {
-	return sharedOption{setting[execConfig]{"idempotency.WithRetention", d, atLeastMillisecond(d),
-		func(c *execConfig) { c.retention = d }}}
+	return option("idempotency.WithRetention", d, atLeastMillisecond(d), forAll, func(c *config) { c.retention = d })
 }
 
 // WithMaxResultSize sets the retention cap in bytes: a result larger than n
@@ -152,8 +147,7 @@ func WithRetention(d time.Duration) Option {
 // retained (ErrNotRetained). For Middleware, n bounds the encoded response.
 // At least 0; the default is 1 MiB.
 func WithMaxResultSize(n int) Option {
-	return sharedOption{setting[execConfig]{"idempotency.WithMaxResultSize", n, notNegative(n),
-		func(c *execConfig) { c.maxResult = n }}}
+	return option("idempotency.WithMaxResultSize", n, notNegative(n), forAll, func(c *config) { c.maxResult = n })
 }
 
 // KeepFailures keeps a failed execution's outcome for the retention window,
@@ -164,23 +158,20 @@ func WithMaxResultSize(n int) Option {
 // repeat; release them when it may be transient. The middleware never keeps
 // an authentication failure (401, 403, 407): fresh credentials deserve a run.
 func KeepFailures() Option {
-	return sharedOption{setting[execConfig]{"idempotency.KeepFailures", true, nil,
-		func(c *execConfig) { c.keepFailures = true }}}
+	return option("idempotency.KeepFailures", true, nil, forAll, func(c *config) { c.keepFailures = true })
 }
 
-// WithPollInterval sets the longest wait between two checks of a key in
-// progress, for stores that cannot signal the end of a claim (see Waiter).
-// Waits start at 10ms and double up to d. At least 1ms; the default is
-// 500ms.
-func WithPollInterval(d time.Duration) CallOption {
-	return callOption{setting[callConfig]{"idempotency.WithPollInterval", d, atLeastMillisecond(d),
-		func(c *callConfig) { c.poll = d }}}
+// WithPollInterval sets, for Do and Once, the longest wait between two
+// checks of a key in progress, for stores that cannot signal the end of a
+// claim (see Waiter). Waits start at 10ms and double up to d. At least 1ms;
+// the default is 500ms.
+func WithPollInterval(d time.Duration) Option {
+	return option("idempotency.WithPollInterval", d, atLeastMillisecond(d), forCalls, func(c *config) { c.poll = d })
 }
 
-// WithMaxWait bounds how long a call waits for an execution in progress
-// before it returns ErrInProgress; 0, the default, waits as long as the
-// context allows.
-func WithMaxWait(d time.Duration) CallOption {
-	return callOption{setting[callConfig]{"idempotency.WithMaxWait", d, notNegative(d),
-		func(c *callConfig) { c.maxWait = d }}}
+// WithMaxWait bounds how long Do and Once wait for an execution in progress
+// before they return ErrInProgress; 0, the default, waits as long as the
+// context allows. (The middleware does not wait: it answers 409.)
+func WithMaxWait(d time.Duration) Option {
+	return option("idempotency.WithMaxWait", d, notNegative(d), forCalls, func(c *config) { c.maxWait = d })
 }

@@ -9,51 +9,33 @@ import (
 	"time"
 )
 
-// Kinds of idempotency failure, as servers report them in an error body and
-// classify.StatusError.Kind carries them. The first three are the LLM
-// gateway's names; the middleware sends each in the "kind" member of its
-// problem details (RFC 9457), whose "type" is this documentation's anchor for
-// the constant.
+// The kinds of idempotency failure, as the middleware sends them in the
+// "kind" member of its problem details (RFC 9457) and as
+// classify.StatusError.Kind carries them; the package documentation lists
+// them (Problem kinds). The first three are the LLM gateway's names.
 const (
-	// KindInProgress (409): a request with this key is still being processed.
-	// Retryable: wait (Retry-After) and send it again to collect the result.
-	KindInProgress = "idempotency-in-progress"
-	// KindKeyReuse (422 from the middleware, 409 from the gateway): the key
-	// was used with a different request. Never retried; never answered by a
-	// new key for an unchanged request.
-	KindKeyReuse = "idempotency-key-reuse"
-	// KindNotRetained (409): the first request succeeded but its response was
-	// larger than the retention cap, so it cannot be replayed.
-	KindNotRetained = "idempotency-response-not-retained"
-	// KindKeyMissing (400): the route requires an Idempotency-Key.
-	KindKeyMissing = "idempotency-key-missing"
-	// KindKeyInvalid (400): the Idempotency-Key is longer than 255
-	// characters, contains control characters, is a malformed quoted string
-	// or is sent more than once.
-	KindKeyInvalid = "idempotency-key-invalid"
-	// KindRequestTooLarge (413): the body is larger than the middleware reads
-	// to fingerprint a request (WithMaxRequestBody).
-	KindRequestTooLarge = "idempotency-request-too-large"
-	// KindStoreUnavailable (503): the idempotency store failed, or is full;
-	// nothing was run. Retryable.
-	KindStoreUnavailable = "idempotency-store-unavailable"
-	// KindScopeFull (429): the client holds as many keys as its share of the
-	// store allows (ErrScopeFull) until some expire; nothing was run. Other
-	// clients are unaffected.
-	KindScopeFull = "idempotency-scope-full"
+	kindInProgress       = "idempotency-in-progress"
+	kindKeyReuse         = "idempotency-key-reuse"
+	kindNotRetained      = "idempotency-response-not-retained"
+	kindKeyMissing       = "idempotency-key-missing"
+	kindKeyInvalid       = "idempotency-key-invalid"
+	kindRequestTooLarge  = "idempotency-request-too-large"
+	kindStoreUnavailable = "idempotency-store-unavailable"
+	kindScopeFull        = "idempotency-scope-full"
 )
 
-// problemTypes documents each kind: the anchor of its constant in this
-// package's documentation.
+// problemTypes gives each kind its problem "type": problemTypeBase and this
+// anchor. The URIs are part of the protocol — clients may match them, and
+// ResponseError reads a kind from one — so they never change.
 var problemTypes = map[string]string{
-	KindInProgress:       "KindInProgress",
-	KindKeyReuse:         "KindKeyReuse",
-	KindNotRetained:      "KindNotRetained",
-	KindKeyMissing:       "KindKeyMissing",
-	KindKeyInvalid:       "KindKeyInvalid",
-	KindRequestTooLarge:  "KindRequestTooLarge",
-	KindStoreUnavailable: "KindStoreUnavailable",
-	KindScopeFull:        "KindScopeFull",
+	kindInProgress:       "KindInProgress",
+	kindKeyReuse:         "KindKeyReuse",
+	kindNotRetained:      "KindNotRetained",
+	kindKeyMissing:       "KindKeyMissing",
+	kindKeyInvalid:       "KindKeyInvalid",
+	kindRequestTooLarge:  "KindRequestTooLarge",
+	kindStoreUnavailable: "KindStoreUnavailable",
+	kindScopeFull:        "KindScopeFull",
 }
 
 const problemTypeBase = "https://pkg.go.dev/github.com/retrykit/retry/idempotency#"

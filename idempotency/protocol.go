@@ -12,20 +12,20 @@ import (
 	"github.com/retrykit/retry/internal/keys"
 )
 
-// The protocol as a client sees it: the header fields, reading a key from a
-// request, and what the server's answers mean. An HTTP client that sends
+// The protocol as a client sees it: the key's header field, reading a key
+// from a request, and what the server's answers mean. An HTTP client that sends
 // Idempotency-Key (package httpretry) builds on these.
 
-// Header fields of the idempotency protocol.
+// HeaderKey is the request header field that carries the client's
+// idempotency key (IETF draft-ietf-httpapi-idempotency-key-header; Stripe),
+// as a token or a quoted structured-field string. KeyOf reads it.
+const HeaderKey = "Idempotency-Key"
+
+// The response header fields of a replay: "true", and the id of the
+// original execution. ReplayOf reads them.
 const (
-	// HeaderKey carries the client's idempotency key (IETF
-	// draft-ietf-httpapi-idempotency-key-header; Stripe), as a token or a
-	// quoted structured-field string. KeyOf reads it.
-	HeaderKey = "Idempotency-Key"
-	// HeaderReplay is "true" on a response that replays a stored one.
-	HeaderReplay = "Idempotent-Replay"
-	// HeaderReplayOf is, on a replay, the id of the original execution.
-	HeaderReplayOf = "Idempotent-Replay-Of"
+	headerReplay   = "Idempotent-Replay"
+	headerReplayOf = "Idempotent-Replay-Of"
 )
 
 // maxErrorBody is how much of an error response is read for its kind.
@@ -124,17 +124,17 @@ func ResponseError(resp *http.Response) error {
 
 func reasonOfKind(kind string) error {
 	switch kind {
-	case KindInProgress:
+	case kindInProgress:
 		return ErrInProgress
-	case KindKeyReuse:
+	case kindKeyReuse:
 		return ErrKeyReuse
-	case KindNotRetained:
+	case kindNotRetained:
 		return ErrNotRetained
-	case KindScopeFull:
+	case kindScopeFull:
 		return ErrScopeFull
-	case KindKeyMissing:
+	case kindKeyMissing:
 		return retry.ErrKeyRequired
-	case KindKeyInvalid:
+	case kindKeyInvalid:
 		return retry.ErrInvalid
 	}
 	return nil
@@ -149,22 +149,23 @@ func ReplayOf(resp *http.Response) (execution string, replay bool) {
 		return "", false
 	}
 	h := resp.Header
-	if h.Get(HeaderReplay) != "true" && h.Get("Idempotent-Replayed") != "true" {
+	if h.Get(headerReplay) != "true" && h.Get("Idempotent-Replayed") != "true" {
 		return "", false
 	}
-	return h.Get(HeaderReplayOf), true
+	return h.Get(headerReplayOf), true
 }
 
 // Classify is the classifier for idempotent calls; give it to the retry loop
 // with retry.WithClassifier. It recognises the idempotency failures in an
 // error's chain — an *Error, or a *classify.StatusError whose Kind is one of
-// the protocol's:
+// the protocol's (see Problem kinds in the package documentation):
 //
-//	in progress (ErrInProgress, KindInProgress)       retry, after Retry-After when present
-//	key reuse (ErrKeyReuse, KindKeyReuse)             stop: never retried
-//	not retained (ErrNotRetained, KindNotRetained)    stop: it ran; nothing to replay
-//	a kept failure (ErrStoredFailure)                 stop: the window returns it again
-//	a lost claim (ErrClaimLost)                       stop
+//	failure                                                 decision                         reason
+//	ErrInProgress, kind idempotency-in-progress             retry, after Retry-After if any  classify.ReasonKeyInProgress
+//	ErrKeyReuse, kind idempotency-key-reuse                 stop: never retried              classify.ReasonKeyReuse
+//	ErrNotRetained, kind idempotency-response-not-retained  stop: it ran; nothing to replay  classify.ReasonNotRetained
+//	ErrStoredFailure (a kept failure)                       stop: the window returns it      classify.ReasonStoredFailure
+//	ErrClaimLost                                            stop                             classify.ReasonClaimLost
 //
 // and has no opinion on anything else (a failing store, or a 429 for a full
 // scope, included: the underlying error or the status decides). A nil err

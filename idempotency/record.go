@@ -57,8 +57,9 @@ type Record struct {
 	Value []byte
 }
 
-// MaxTokenLength is the longest Token a Record can hold, in bytes.
-const MaxTokenLength = 255
+// maxTokenLength is the longest Token a Record can hold, in bytes: its
+// length is one byte of the encoding.
+const maxTokenLength = 255
 
 // recordVersion is the first byte of every encoded Record.
 const recordVersion = 1
@@ -69,7 +70,7 @@ const headerSize = 3 + len(Fingerprint{})
 var errCorrupt = errors.New("corrupt idempotency record")
 
 // Validate reports a record no store may keep — an unknown status, or a
-// token that is empty or longer than MaxTokenLength bytes — as a
+// token that is empty or longer than 255 bytes — as a
 // *retry.InvalidError.
 func (r Record) Validate() error {
 	const name = "idempotency.Record.Validate"
@@ -78,8 +79,8 @@ func (r Record) Validate() error {
 		return argerr.New(name, r.Status, "unknown record status")
 	case r.Token == "":
 		return argerr.New(name, r.Status, "the record's token must not be empty")
-	case len(r.Token) > MaxTokenLength:
-		return argerr.New(name, r.Status, fmt.Sprintf("the record's token has %d bytes, the limit is %d", len(r.Token), MaxTokenLength))
+	case len(r.Token) > maxTokenLength:
+		return argerr.New(name, r.Status, fmt.Sprintf("the record's token has %d bytes, the limit is %d", len(r.Token), maxTokenLength))
 	}
 	return nil
 }

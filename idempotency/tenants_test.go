@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,7 +59,7 @@ func (a as) send(h http.Handler, key, target, body string) *httptest.ResponseRec
 	return rec
 }
 
-func guarded(t *testing.T, h http.Handler, store idempotency.Store, opts ...idempotency.MiddlewareOption) http.Handler {
+func guarded(t *testing.T, h http.Handler, store idempotency.Store, opts ...idempotency.Option) http.Handler {
 	t.Helper()
 	if store == nil {
 		store = newMemory(t)
@@ -77,13 +78,13 @@ func TestMiddlewareNeverGivesOneClientAnothersResponse(t *testing.T) {
 		other := bob.send(h, "order-1", "/orders", `{"item":"book"}`)
 		require.Equal(t, http.StatusCreated, other.Code)
 		assert.Equal(t, `run 2 for "Bearer bob"`, other.Body.String())
-		assert.Empty(t, other.Header().Get(idempotency.HeaderReplay))
+		assert.Empty(t, other.Header().Get(headerReplay))
 		assert.Equal(t, "session=s2", other.Header().Get("Set-Cookie"), "bob gets his own session, never alice's")
 		assert.Equal(t, int32(2), a.runs.Load())
 
 		again := alice.send(h, "order-1", "/orders", `{"item":"book"}`)
 		assert.Equal(t, first.Body.String(), again.Body.String())
-		assert.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay))
+		assert.Equal(t, "true", again.Header().Get(headerReplay))
 		assert.Equal(t, `run 2 for "Bearer bob"`, bob.send(h, "order-1", "/orders", `{"item":"book"}`).Body.String())
 		assert.Equal(t, int32(2), a.runs.Load())
 	})
@@ -97,7 +98,7 @@ func TestMiddlewareNeverGivesOneClientAnothersResponse(t *testing.T) {
 	})
 	for _, tt := range []struct {
 		name        string
-		opts        []idempotency.MiddlewareOption
+		opts        []idempotency.Option
 		first, next as
 		apart       bool
 	}{
@@ -123,10 +124,10 @@ func TestMiddlewareNeverGivesOneClientAnothersResponse(t *testing.T) {
 			r := tt.next.send(h, "order-1", "/orders?acct=42", "{}")
 			require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
 			if tt.apart {
-				assert.Empty(t, r.Header().Get(idempotency.HeaderReplay), "another client: no replay")
+				assert.Empty(t, r.Header().Get(headerReplay), "another client: no replay")
 				assert.Equal(t, int32(2), a.runs.Load())
 			} else {
-				assert.Equal(t, "true", r.Header().Get(idempotency.HeaderReplay), "the same client: a replay")
+				assert.Equal(t, "true", r.Header().Get(headerReplay), "the same client: a replay")
 				assert.Equal(t, int32(1), a.runs.Load())
 			}
 		})
@@ -141,7 +142,7 @@ func TestMiddlewareStoresTheResponseNotTheSession(t *testing.T) {
 		assert.Equal(t, "session=s1", first.Header().Get("Set-Cookie"))
 		assert.Equal(t, `nextnonce="n1"`, first.Header().Get("Authentication-Info"))
 		again := me.send(h, "k1", "/orders", "{}")
-		require.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay))
+		require.Equal(t, "true", again.Header().Get(headerReplay))
 		assert.Empty(t, again.Header().Values("Set-Cookie"))
 		assert.Empty(t, again.Header().Values("Authentication-Info"))
 		assert.Equal(t, first.Body.String(), again.Body.String())
@@ -159,7 +160,7 @@ func TestMiddlewareReleasesTheKeyOfAnAuthenticationFailure(t *testing.T) {
 	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired} {
 		for _, keep := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d, KeepFailures %v", status, keep), func(t *testing.T) {
-				var o []idempotency.MiddlewareOption
+				var o []idempotency.Option
 				if keep {
 					o = append(o, idempotency.KeepFailures())
 				}
@@ -170,7 +171,7 @@ func TestMiddlewareReleasesTheKeyOfAnAuthenticationFailure(t *testing.T) {
 				target := fmt.Sprintf("/orders?status=%d", status)
 				require.Equal(t, status, as{"Authorization: Bearer expired"}.send(h, "k1", target, "{}").Code)
 				r := as{"Authorization: Bearer fresh"}.send(h, "k1", target, "{}")
-				assert.Empty(t, r.Header().Get(idempotency.HeaderReplay), "the retry with fresh credentials ran")
+				assert.Empty(t, r.Header().Get(headerReplay), "the retry with fresh credentials ran")
 				assert.Equal(t, int32(2), a.runs.Load())
 			})
 		}
@@ -194,14 +195,14 @@ func TestAFloodCannotEvictAnotherClientsRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newMemory(t)
 			var refused atomic.Int32
-			hook := idempotency.WithHook(func(_ *http.Request, e idempotency.Event) {
-				if e.Outcome == idempotency.OutcomeScopeFull {
+			observer := idempotency.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+				if e.Detail.(idempotency.Event).Outcome == "scope full" {
 					refused.Add(1)
 				}
-			})
+			}))
 			victimApp, attackerApp := &account{}, &account{big: tt.big}
-			victim := guarded(t, victimApp, store, hook)
-			attacker := guarded(t, attackerApp, store, hook)
+			victim := guarded(t, victimApp, store, observer)
+			attacker := guarded(t, attackerApp, store, observer)
 			alice, mallory := as{"Authorization: Bearer alice"}, as{"Authorization: Bearer mallory"}
 
 			first := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
@@ -212,18 +213,18 @@ func TestAFloodCannotEvictAnotherClientsRecord(t *testing.T) {
 			t.Logf("the attacker's answers: %v; the store holds %d records", codes, store.Len())
 
 			again := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
-			assert.Equal(t, "true", again.Header().Get(idempotency.HeaderReplay), "the victim's record survived the flood")
+			assert.Equal(t, "true", again.Header().Get(headerReplay), "the victim's record survived the flood")
 			assert.Equal(t, first.Body.String(), again.Body.String())
 			assert.Equal(t, int32(1), victimApp.runs.Load(), "the victim's handler ran once")
 			other := as{"Authorization: Bearer carol"}.send(victim, "order-1", "/orders", "{}")
 			assert.Equal(t, http.StatusCreated, other.Code, "a third client is served")
 			if tt.big == 0 {
-				assert.Equal(t, idempotency.DefaultMaxEntries/10, codes[http.StatusCreated], "the attacker got its share, a tenth of the store")
-				assert.Equal(t, int32(tt.requests-idempotency.DefaultMaxEntries/10), refused.Load(), "and 429 beyond it")
+				assert.Equal(t, 10_000, codes[http.StatusCreated], "the attacker got its share, a tenth of the store's 100,000 records")
+				assert.Equal(t, int32(tt.requests-10_000), refused.Load(), "and 429 beyond it")
 			} else {
 				retained := 0
 				for i := range tt.requests {
-					if mallory.send(attacker, fmt.Sprint("flood-", i), "/orders", "{}").Header().Get(idempotency.HeaderReplay) == "true" {
+					if mallory.send(attacker, fmt.Sprint("flood-", i), "/orders", "{}").Header().Get(headerReplay) == "true" {
 						retained++
 					}
 				}
@@ -249,7 +250,7 @@ func flood(t *testing.T, n int, send func(i int) *httptest.ResponseRecorder) map
 				counts[w][r.Code]++
 				if r.Code == http.StatusTooManyRequests {
 					first.Do(func() {
-						assert.Equal(t, idempotency.KindScopeFull, decodeProblem(t, r)["kind"])
+						assert.Equal(t, "idempotency-scope-full", decodeProblem(t, r)["kind"])
 						assert.Equal(t, "1", r.Header().Get("Retry-After"))
 					})
 				}
@@ -271,19 +272,33 @@ func decodeProblem(t *testing.T, r *httptest.ResponseRecorder) map[string]any {
 	return reply{status: r.Code, header: r.Header(), body: r.Body.String()}.problem(t)
 }
 
-func TestMiddlewareReportsEachOutcomeToItsHook(t *testing.T) {
+func TestMiddlewareReportsEachOutcomeToItsObservers(t *testing.T) {
 	type seen struct {
-		outcome idempotency.Outcome
+		outcome string
 		status  int
 		err     bool
 	}
-	run := func(t *testing.T, store idempotency.Store, opts []idempotency.MiddlewareOption, sends func(h http.Handler)) []seen {
-		var got []seen
-		hook := idempotency.WithHook(func(r *http.Request, e idempotency.Event) {
-			assert.NotNil(t, r)
-			got = append(got, seen{e.Outcome, e.Status, e.Err != nil})
+	type ctxKey struct{}
+	// record is an observer that checks each event's kind, context and
+	// errors, and keeps what it says.
+	record := func(t *testing.T, got *[]seen) idempotency.Option {
+		return idempotency.WithObserver(observe.Func(func(ctx context.Context, e observe.Event) {
+			assert.Equal(t, observe.Request, e.Kind)
+			assert.Equal(t, "the request's", ctx.Value(ctxKey{}), "the observer gets the request's context")
+			d, ok := e.Detail.(idempotency.Event)
+			require.True(t, ok, "the Detail is an idempotency.Event: %T", e.Detail)
+			assert.Equal(t, d.Err, e.Err, "the event carries the store's failure too")
+			*got = append(*got, seen{d.Outcome, d.Status, d.Err != nil})
+		}))
+	}
+	withCtx := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, "the request's")))
 		})
-		sends(guarded(t, &account{}, store, append(opts, hook)...))
+	}
+	run := func(t *testing.T, store idempotency.Store, opts []idempotency.Option, sends func(h http.Handler)) []seen {
+		var got []seen
+		sends(withCtx(guarded(t, &account{}, store, append(opts, record(t, &got))...)))
 		return got
 	}
 	me := as{"Authorization: Bearer alice"}
@@ -298,35 +313,33 @@ func TestMiddlewareReportsEachOutcomeToItsHook(t *testing.T) {
 			me.send(h, strings.Repeat("k", 256), "/orders", "{}")
 		})
 		assert.Equal(t, []seen{
-			{idempotency.OutcomeExecuted, 200, false},
-			{idempotency.OutcomeReplayed, 200, false},
-			{idempotency.OutcomeKeyReuse, 422, false},
-			{idempotency.OutcomeExecuted, 201, false},
-			{idempotency.OutcomeNotRetained, 409, false},
-			{idempotency.OutcomeRejected, 400, false},
-			{idempotency.OutcomeRejected, 400, false},
+			{"executed", 200, false},
+			{"replayed", 200, false},
+			{"key reuse", 422, false},
+			{"executed", 201, false},
+			{"not retained", 409, false},
+			{"rejected", 400, false},
+			{"rejected", 400, false},
 		}, got)
 	})
 	t.Run("a request in progress", func(t *testing.T) {
 		store := newMemory(t)
 		var got []seen
 		var h http.Handler
-		h = guarded(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h = withCtx(guarded(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if len(got) == 0 { // the first request, while it runs
 				me.send(h, "k1", "/orders", "{}")
 			}
 			w.WriteHeader(http.StatusCreated)
-		}), store, idempotency.WithHook(func(_ *http.Request, e idempotency.Event) {
-			got = append(got, seen{e.Outcome, e.Status, e.Err != nil})
-		}))
+		}), store, record(t, &got)))
 		me.send(h, "k1", "/orders", "{}")
-		assert.Equal(t, []seen{{idempotency.OutcomeInProgress, 409, false}, {idempotency.OutcomeExecuted, 201, false}}, got)
+		assert.Equal(t, []seen{{"in progress", 409, false}, {"executed", 201, false}}, got)
 	})
 	t.Run("store failures, a full scope, and a record that could not be kept", func(t *testing.T) {
 		got := run(t, &faulty{Store: newMemory(t), completeErr: errors.New("connection reset")}, nil, func(h http.Handler) {
 			me.send(h, "k1", "/orders", "{}")
 		})
-		got = append(got, run(t, newMemory(t, idempotency.WithMaxEntries(10), idempotency.WithScopeShare(0.1)), nil, func(h http.Handler) {
+		got = append(got, run(t, newBounded(t, idempotency.MemoryConfig{MaxEntries: 10, ScopeShare: 0.1}), nil, func(h http.Handler) {
 			me.send(h, "k2", "/orders", "{}")
 			me.send(h, "k3", "/orders", "{}")
 		})...)
@@ -334,17 +347,28 @@ func TestMiddlewareReportsEachOutcomeToItsHook(t *testing.T) {
 			me.send(h, "k4", "/orders", "{}")
 		})...)
 		assert.Equal(t, []seen{
-			{idempotency.OutcomeExecuted, 201, true},
-			{idempotency.OutcomeExecuted, 201, false},
-			{idempotency.OutcomeScopeFull, 429, true},
-			{idempotency.OutcomeStoreFailed, 503, true},
+			{"executed", 201, true},
+			{"executed", 201, false},
+			{"scope full", 429, true},
+			{"store failed", 503, true},
 		}, got)
 	})
-}
-
-func TestOutcomeLabels(t *testing.T) {
-	assert.Equal(t, "in progress", idempotency.OutcomeInProgress.String())
-	assert.Equal(t, "rejected", idempotency.OutcomeRejected.String())
-	assert.Equal(t, "outcome(0)", idempotency.Outcome(0).String())
-	assert.Equal(t, "outcome(99)", idempotency.Outcome(99).String())
+	t.Run("every observer hears every request, in the order given", func(t *testing.T) {
+		var order []string
+		named := func(name string) idempotency.Option {
+			return idempotency.WithObserver(observe.Func(func(context.Context, observe.Event) { order = append(order, name) }))
+		}
+		h := guarded(t, &account{}, nil, named("first"), named("second"))
+		me.send(h, "k1", "/orders", "{}")
+		me.send(h, "", "/orders", "{}")
+		assert.Equal(t, []string{"first", "second", "first", "second"}, order)
+	})
+	t.Run("requests it passes through unguarded are not reported", func(t *testing.T) {
+		var got []seen
+		h := guarded(t, &account{}, nil, idempotency.KeyOptional(), record(t, &got))
+		me.send(h, "", "/orders", "{}")
+		req := httptest.NewRequestWithContext(context.WithValue(t.Context(), ctxKey{}, "the request's"), http.MethodGet, "/orders", nil)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		assert.Empty(t, got)
+	})
 }

@@ -5,7 +5,7 @@
 // design of Stripe-like APIs.
 //
 //	pool, err := pgxpool.New(ctx, "postgres://…")
-//	store, err := postgres.New(pool)
+//	store, err := postgres.New(pool, postgres.Config{})
 //	err = store.Migrate(ctx) // CREATE TABLE IF NOT EXISTS …
 //	res, err := store.Tx(ctx, retrier, pgx.TxOptions{IsoLevel: pgx.Serializable}, key, fingerprint,
 //		func(ctx context.Context, tx pgx.Tx) ([]byte, error) {
@@ -75,11 +75,11 @@
 //
 // # Defaults
 //
-//	| setting   | default                                   | option        |
-//	|-----------|-------------------------------------------|---------------|
-//	| table     | retry_idempotency                         | WithTable     |
-//	| retention | idempotency.DefaultRetention (24h), Tx    | WithRetention |
-//	| max kept  | idempotency.DefaultMaxResultSize (1 MiB)  | —             |
+//	| setting         | default            | Config field |
+//	|-----------------|--------------------|--------------|
+//	| table           | retry_idempotency  | Table        |
+//	| retention (Tx)  | 24h                | Retention    |
+//	| max kept (Tx)   | 1 MiB              | —            |
 //
 // (idempotency.Do, Once and the middleware pass their own lease and
 // retention to the Store's methods; Tx takes no claim, so it has no lease.)

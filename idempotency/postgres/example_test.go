@@ -23,7 +23,7 @@ func ExampleStore_Tx() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	store, err := postgres.New(pool)
+	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestInvalidArguments(t *testing.T) {
 	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none")
 	require.NoError(t, err)
 	defer pool.Close()
-	s, err := postgres.New(pool)
+	s, err := postgres.New(pool, postgres.Config{})
 	require.NoError(t, err)
 	var zero postgres.Store
 	r, err := retry.New()
@@ -38,12 +38,20 @@ func TestInvalidArguments(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"New with a nil pool", func() error { _, err := postgres.New(nil); return err }},
-		{"New with a nil option", func() error { _, err := postgres.New(pool, nil); return err }},
-		{"WithTable with a name that needs quoting", func() error { _, err := postgres.New(pool, postgres.WithTable("a-b; DROP")); return err }},
-		{"WithTable empty", func() error { _, err := postgres.New(pool, postgres.WithTable("")); return err }},
-		{"WithRetention zero", func() error { _, err := postgres.New(pool, postgres.WithRetention(0)); return err }},
-		{"WithRetention negative", func() error { _, err := postgres.New(pool, postgres.WithRetention(-time.Second)); return err }},
+		{"New with a nil pool", func() error { _, err := postgres.New(nil, postgres.Config{}); return err }},
+		{"Config.Table with a name that needs quoting", func() error {
+			_, err := postgres.New(pool, postgres.Config{Table: "a-b; DROP"})
+			return err
+		}},
+		{"Config.Table in upper case", func() error { _, err := postgres.New(pool, postgres.Config{Table: "Orders"}); return err }},
+		{"Config.Retention under 1ms", func() error {
+			_, err := postgres.New(pool, postgres.Config{Retention: time.Microsecond})
+			return err
+		}},
+		{"Config.Retention negative", func() error {
+			_, err := postgres.New(pool, postgres.Config{Retention: -time.Second})
+			return err
+		}},
 		{"Migrate with a nil context", func() error { return s.Migrate(nilCtx) }},
 		{"Migrate on a zero Store", func() error { return zero.Migrate(ctx) }},
 		{"DeleteExpired with a nil context", func() error { _, err := s.DeleteExpired(nilCtx); return err }},
@@ -81,4 +89,14 @@ func TestInvalidArguments(t *testing.T) {
 			assert.Zero(t, pool.Stat().TotalConns(), "a connection was opened")
 		})
 	}
+}
+
+func TestInvalidConfigErrorsNameTheFieldAndTheValue(t *testing.T) {
+	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none")
+	require.NoError(t, err)
+	defer pool.Close()
+	_, err = postgres.New(pool, postgres.Config{Table: "a-b"})
+	assert.EqualError(t, err, "postgres.Config.Table(a-b): must be a lower-case SQL name ([a-z_][a-z0-9_]*, optionally schema.name)")
+	_, err = postgres.New(pool, postgres.Config{Retention: -time.Second})
+	assert.EqualError(t, err, "postgres.Config.Retention(-1s): must be at least 1ms (0 means 24h)")
 }

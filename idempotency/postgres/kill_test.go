@@ -33,7 +33,7 @@ func TestKilledBetweenEffectAndCompletion(t *testing.T) {
 		return
 	}
 	pool := newPool(t, "", 4, nil)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	_, err := pool.Exec(t.Context(), effects)
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBetweenEffectAndCompletion$", "-test.count=1")
@@ -75,7 +75,7 @@ func effectThenHang(url string) {
 	if err == nil {
 		var s *postgres.Store
 		var r *retry.Retrier
-		s, err = postgres.New(pool)
+		s, err = postgres.New(pool, postgres.Config{})
 		if err == nil {
 			r, err = retry.New()
 		}

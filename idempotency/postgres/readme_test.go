@@ -14,7 +14,7 @@ import (
 // root module's README test cannot import this nested module, and checks
 // that the snippet is in this file line for line.
 func readmePay(ctx context.Context, pool *pgxpool.Pool, r *retry.Retrier, key string) error {
-	store, err := postgres.New(pool)
+	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,9 @@ import (
 	"github.com/retrykit/retry/idempotency"
 )
 
-// DefaultTable is the name of the store's table.
-const DefaultTable = "retry_idempotency"
-
 // Schema is the migration that creates the store's table and its expiry
-// index, for DefaultTable (Migrate applies it for the Store's table).
+// index, for the default table retry_idempotency (Migrate applies it for the
+// Store's table).
 //
 //go:embed schema.sql
 var Schema string
@@ -31,7 +29,7 @@ var Schema string
 // transaction.
 type Store struct {
 	pool *pgxpool.Pool
-	cfg  config
+	cfg  Config
 	sql  statements
 }
 
@@ -39,22 +37,17 @@ type Store struct {
 type statements struct{ claim, extend, complete, release, lookup, insert, purge string }
 
 // New returns a Store keeping its records in pool's database, in the table
-// DefaultTable (or WithTable's), which Migrate creates. A nil pool, or a nil
-// or bad Option, is a *retry.InvalidError.
-func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+// that cfg names (retry_idempotency by default), which Migrate creates. A nil
+// pool, or a bad field of cfg, is a *retry.InvalidError.
+func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if pool == nil {
 		return nil, invalid("postgres.New", nil, "the pool must not be nil")
 	}
-	cfg := defaults()
-	for _, o := range opts {
-		if o == nil {
-			return nil, invalid("postgres.Option", nil, "must not be nil")
-		}
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	return &Store{pool: pool, cfg: cfg, sql: build(cfg.table)}, nil
+	return &Store{pool: pool, cfg: cfg, sql: build(cfg.Table)}, nil
 }
 
 // Migrate creates the store's table and index if they do not exist: the
@@ -63,11 +56,19 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.ready(ctx, "Migrate"); err != nil {
 		return err
 	}
-	ddl := strings.ReplaceAll(Schema, DefaultTable, s.cfg.table)
+	ddl := schemaFor(s.cfg.Table)
 	if _, err := s.pool.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("idempotency/postgres: migrate: %w", err)
 	}
 	return nil
+}
+
+// schemaFor returns Schema for table. The index is named after the table
+// without its schema: PostgreSQL puts an index in its table's schema, and
+// refuses a qualified index name.
+func schemaFor(table string) string {
+	name := table[strings.LastIndex(table, ".")+1:]
+	return strings.NewReplacer(defaultTable+"_expires_at", name+"_expires_at", defaultTable, table).Replace(Schema)
 }
 
 // DeleteExpired deletes the records whose lease or retention has ended and
@@ -122,7 +123,7 @@ SELECT false, status, token, fingerprint, value FROM {table}
 	}
 }
 
-// identifier is what WithTable accepts: a plain lower-case SQL name,
+// identifier is what Config.Table accepts: a plain lower-case SQL name,
 // optionally schema-qualified, that needs no quoting.
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,39})?$`)
 

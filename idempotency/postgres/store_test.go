@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,9 +53,9 @@ func newPool(t testing.TB, url string, maxConns int32, count *statements) *pgxpo
 	return pool
 }
 
-func newStore(t testing.TB, pool *pgxpool.Pool, opts ...postgres.Option) *postgres.Store {
+func newStore(t testing.TB, pool *pgxpool.Pool, cfg postgres.Config) *postgres.Store {
 	t.Helper()
-	s, err := postgres.New(pool, opts...)
+	s, err := postgres.New(pool, cfg)
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(context.Background()))
 	return s
@@ -65,22 +66,56 @@ func TestConformance(t *testing.T) {
 	var n atomic.Int32
 	storetest.Run(t, func(t *testing.T) idempotency.Store {
 		// One database, a table of its own for each check.
-		return newStore(t, pool, postgres.WithTable(fmt.Sprintf("check_%d", n.Add(1))))
+		return newStore(t, pool, postgres.Config{Table: fmt.Sprintf("check_%d", n.Add(1))})
 	})
 }
 
 func TestMigrateTwiceIsHarmless(t *testing.T) {
 	pool := newPool(t, "", 2, nil)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	require.NoError(t, s.Migrate(t.Context()))
 	var indexes int
-	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_indexes WHERE tablename = $1`, postgres.DefaultTable).Scan(&indexes))
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_indexes WHERE tablename = $1`, "retry_idempotency").Scan(&indexes))
 	assert.Equal(t, 2, indexes, "the primary key and the expiry index")
+}
+
+func TestTheConfigChoosesTheTableAndTheRetention(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       postgres.Config
+		table     string
+		retention time.Duration
+	}{
+		{"the zero Config is retry_idempotency, 24h", postgres.Config{}, "retry_idempotency", 24 * time.Hour},
+		{"a table of one's own, in a schema, and a retention", postgres.Config{Table: "billing.keys", Retention: time.Hour}, "billing.keys", time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pool := newPool(t, "", 2, nil)
+			_, err := pool.Exec(t.Context(), `CREATE SCHEMA billing`)
+			require.NoError(t, err)
+			s := newStore(t, pool, tt.cfg)
+			_, err = s.Tx(t.Context(), newRetrier(t), pgx.TxOptions{}, "order-1", fingerprint, func(context.Context, pgx.Tx) ([]byte, error) {
+				return []byte("receipt"), nil
+			})
+			require.NoError(t, err)
+			var left float64
+			require.NoError(t, pool.QueryRow(t.Context(),
+				`SELECT extract(epoch FROM expires_at - clock_timestamp()) FROM `+tt.table+` WHERE key = 'order-1'`).Scan(&left))
+			assert.InDelta(t, tt.retention.Seconds(), left, 60, "the result is kept for the retention")
+			schema, name, qualified := strings.Cut(tt.table, ".")
+			if !qualified {
+				schema, name = "public", tt.table
+			}
+			assert.Equal(t, 2, count(t, pool, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND tablename = $2`, schema, name),
+				"the primary key and the expiry index, in the table's schema")
+		})
+	}
 }
 
 func TestDeleteExpiredDeletesOnlyWhatExpired(t *testing.T) {
 	pool := newPool(t, "", 2, nil)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	ctx := t.Context()
 	claim := func(key string, lease time.Duration) {
 		_, ok, err := s.Claim(ctx, idempotency.StoreKey{Key: key}, idempotency.Record{Status: idempotency.InProgress, Token: "t-" + key}, lease)
@@ -99,7 +134,7 @@ func TestDeleteExpiredDeletesOnlyWhatExpired(t *testing.T) {
 // (claim, complete), a replay one (the claim that finds the result).
 func TestStatementsPerCall(t *testing.T) {
 	var count statements
-	s := newStore(t, newPool(t, "", 2, &count))
+	s := newStore(t, newPool(t, "", 2, &count), postgres.Config{})
 	fp := idempotency.NewFingerprint([]byte("order 1"))
 	fn := func(context.Context) ([]byte, error) { return []byte("receipt-1"), nil }
 	count.n.Store(0)
@@ -125,13 +160,13 @@ func newRetrier(t testing.TB, opts ...retry.Option) *retry.Retrier {
 
 const effects = `CREATE TABLE effects (key text PRIMARY KEY, n int NOT NULL)`
 
-// TestOneKeyHundredCallsOneRow is the proof of the issue: 100 concurrent
+// TestOneKeyHundredCallsOneRow is the proof of exactly-once: 100 concurrent
 // calls with one key write one row, and all of them get its result; the
 // 99 that did not commit get it as a replay. (Calls that started before the
 // first committed ran fn too, in transactions that rolled back.)
 func TestOneKeyHundredCallsOneRow(t *testing.T) {
 	pool := newPool(t, "", 20, nil)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	_, err := pool.Exec(t.Context(), effects)
 	require.NoError(t, err)
 	r := newRetrier(t)
@@ -170,7 +205,7 @@ func TestOneKeyHundredCallsOneRow(t *testing.T) {
 func TestTxStatements(t *testing.T) {
 	var count statements
 	pool := newPool(t, "", 2, &count)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	_, err := pool.Exec(t.Context(), effects)
 	require.NoError(t, err)
 	r := newRetrier(t)
@@ -192,7 +227,7 @@ func TestTxStatements(t *testing.T) {
 
 func TestTxFailureRollsBackAndFreesTheKey(t *testing.T) {
 	pool := newPool(t, "", 3, nil)
-	s := newStore(t, pool)
+	s := newStore(t, pool, postgres.Config{})
 	_, err := pool.Exec(t.Context(), effects)
 	require.NoError(t, err)
 	r := newRetrier(t, retry.Strict())
@@ -216,7 +251,7 @@ func TestTxFailureRollsBackAndFreesTheKey(t *testing.T) {
 }
 
 func TestTxKeyReuseIsRefused(t *testing.T) {
-	s := newStore(t, newPool(t, "", 2, nil))
+	s := newStore(t, newPool(t, "", 2, nil), postgres.Config{})
 	r := newRetrier(t)
 	noop := func(context.Context, pgx.Tx) ([]byte, error) { return []byte("a"), nil }
 	_, err := s.Tx(t.Context(), r, pgx.TxOptions{}, "k", idempotency.NewFingerprint([]byte("a")), noop)
@@ -232,7 +267,7 @@ func TestTxKeyReuseIsRefused(t *testing.T) {
 // this call's own.
 func TestAmbiguousCommitThatCommittedIsNotRepeated(t *testing.T) {
 	direct := newPool(t, "", 2, nil)
-	newStore(t, direct) // migrates
+	newStore(t, direct, postgres.Config{}) // migrates
 	_, err := direct.Exec(t.Context(), effects)
 	require.NoError(t, err)
 	cc := direct.Config().ConnConfig
@@ -244,7 +279,7 @@ func TestAmbiguousCommitThatCommittedIsNotRepeated(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	require.NoError(t, err)
 	defer pool.Close()
-	s, err := postgres.New(pool)
+	s, err := postgres.New(pool, postgres.Config{})
 	require.NoError(t, err)
 	ran := 0
 	proxy.LoseCommitReply()

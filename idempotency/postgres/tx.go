@@ -39,8 +39,8 @@ import (
 //
 // When fn or the transaction fails, the error is returned (sqlretry's,
 // usually a *retry.Error) and nothing is recorded: the next call with the
-// key runs fn again. A result larger than idempotency.DefaultMaxResultSize is
-// returned to this caller and recorded as NotRetained. The same key with
+// key runs fn again. A result larger than 1 MiB is returned to this caller
+// and recorded as NotRetained. The same key with
 // another fingerprint is idempotency.ErrKeyReuse. A bad key, a nil argument
 // or a Store not made by New is a *retry.InvalidError, and nothing runs.
 func (s *Store) Tx(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, key string, fp idempotency.Fingerprint,
@@ -143,14 +143,14 @@ func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOption
 // instead, and the retry finds the record first.
 func (s *Store) record(ctx context.Context, tx pgx.Tx, key idempotency.StoreKey, mine idempotency.Record, v []byte) error {
 	rec := idempotency.Record{Status: idempotency.Succeeded, Token: mine.Token, Fingerprint: mine.Fingerprint, Value: v}
-	if len(v) > s.cfg.maxResult {
+	if len(v) > maxResult {
 		rec.Status, rec.Value = idempotency.NotRetained, nil
 	}
 	if rec.Value == nil {
 		rec.Value = []byte{}
 	}
 	tag, err := tx.Exec(ctx, s.sql.insert, []byte(key.Scope), []byte(key.Key), int16(rec.Status), []byte(rec.Token),
-		rec.Fingerprint[:], rec.Value, s.cfg.retention.Microseconds())
+		rec.Fingerprint[:], rec.Value, s.cfg.Retention.Microseconds())
 	if err != nil || tag.RowsAffected() == 1 {
 		return err
 	}
@@ -212,13 +212,13 @@ func settled(key string, rec idempotency.Record, fp idempotency.Fingerprint) (id
 }
 
 // pollDelay is the n-th wait for a key in progress: 10ms doubling up to
-// idempotency.DefaultPollInterval.
+// 500ms, as idempotency.Do polls by default.
 func pollDelay(n int) time.Duration {
 	d := 10 * time.Millisecond
-	for i := 1; i < n && d < idempotency.DefaultPollInterval; i++ {
+	for i := 1; i < n && d < maxPoll; i++ {
 		d *= 2
 	}
-	return min(d, idempotency.DefaultPollInterval)
+	return min(d, maxPoll)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -3,11 +3,11 @@
 // queue.
 //
 //	client := goredis.NewClient(&goredis.Options{Addr: "localhost:6379"})
-//	store, err := redis.New(client)
+//	store, err := redis.New(client, redis.Config{})
 //	…
 //	res, err := idempotency.Do(ctx, store, key, fingerprint, fn)
 //
-// Each key is one Redis string, named by the prefix and
+// Each key is one Redis string, named by the prefix (Config.Prefix) and
 // idempotency.StoreKey.String (the idempotency key itself when it has no
 // scope), holding the record as idempotency.Record.MarshalBinary encodes
 // it, with the lease or the retention as its expiry (PX), so Redis itself
@@ -29,15 +29,16 @@
 // cache is empty, as after a restart.
 //
 // The store does not implement idempotency.Waiter: a caller waiting for a
-// key in progress polls it, 10ms doubling to idempotency.WithPollInterval.
+// key in progress polls it, 10ms doubling to 500ms
+// (idempotency.WithPollInterval).
 // It bounds no scope: Redis's maxmemory and its eviction policy decide what
 // happens when it is full (noeviction refuses writes, which the middleware
 // answers with 503; an evicting policy can forget a record before its time).
 //
 // # Defaults
 //
-//	setting      default          option
-//	key prefix   "idempotency:"   WithPrefix
+//	setting      default          Config field
+//	key prefix   "idempotency:"   Prefix; Unprefixed for none
 //
 // # Durability
 //

@@ -115,7 +115,7 @@ func storeOn(t *testing.T, addr string) *redis.Store {
 	t.Helper()
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
 	t.Cleanup(func() { c.Close() })
-	return newStore(t, c)
+	return newStore(t, c, redis.Config{})
 }
 
 func value(v string) func(context.Context) ([]byte, error) {

@@ -14,7 +14,7 @@ import (
 func ExampleNew() {
 	client := goredis.NewClient(&goredis.Options{Addr: "localhost:6379"})
 	defer client.Close()
-	store, err := redis.New(client, redis.WithPrefix("orders:idempotency:"))
+	store, err := redis.New(client, redis.Config{Prefix: "orders:idempotency:"})
 	if err != nil {
 		panic(err)
 	}

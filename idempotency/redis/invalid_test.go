@@ -47,7 +47,7 @@ func (h countingHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) gore
 
 func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 	client, sent := counted(t)
-	s, err := redis.New(client)
+	s, err := redis.New(client, redis.Config{})
 	require.NoError(t, err)
 	var nilStore *redis.Store
 	zero := new(redis.Store)
@@ -59,9 +59,12 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"New with a nil client", func() error { _, err := redis.New(nil); return err }},
-		{"New with a nil *Client", func() error { _, err := redis.New((*goredis.Client)(nil)); return err }},
-		{"New with a nil Option", func() error { _, err := redis.New(client, nil); return err }},
+		{"New with a nil client", func() error { _, err := redis.New(nil, redis.Config{}); return err }},
+		{"New with a nil *Client", func() error { _, err := redis.New((*goredis.Client)(nil), redis.Config{}); return err }},
+		{"New with a Prefix and Unprefixed", func() error {
+			_, err := redis.New(client, redis.Config{Prefix: "p:", Unprefixed: true})
+			return err
+		}},
 		{"Claim on a nil Store", func() error {
 			_, _, err := nilStore.Claim(ctx, idempotency.StoreKey{Key: "k"}, claim, time.Minute)
 			return err
@@ -120,9 +123,10 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 
 func TestInvalidErrorsNameTheCallAndTheValue(t *testing.T) {
 	client, _ := counted(t)
-	_, err := redis.New(client, nil)
-	assert.EqualError(t, err, "redis.Option(<nil>): must not be nil")
-	s, _ := redis.New(client)
+	_, err := redis.New(client, redis.Config{Prefix: "p:", Unprefixed: true})
+	assert.EqualError(t, err, `redis.Config.Unprefixed(true): contradicts Config.Prefix "p:"`)
+	s, err := redis.New(client, redis.Config{})
+	require.NoError(t, err)
 	err = s.Extend(context.Background(), idempotency.StoreKey{Key: "k"}, "t", time.Microsecond)
 	var inv *retry.InvalidError
 	require.True(t, errors.As(err, &inv))

@@ -13,8 +13,9 @@ import (
 	"github.com/retrykit/retry/idempotency"
 )
 
-// DefaultPrefix is put before every key the store writes.
-const DefaultPrefix = "idempotency:"
+// defaultPrefix is put before every key the store writes, unless
+// Config says otherwise.
+const defaultPrefix = "idempotency:"
 
 // holds is true when v, a stored record, is the claim of token: the layout
 // of idempotency.Record.MarshalBinary — version 1, status InProgress (1),
@@ -62,35 +63,45 @@ type Store struct {
 	prefix string
 }
 
-type config struct {
-	prefix string
+// Config configures New. Its zero value is the default store: keys named
+// "idempotency:" and the idempotency key.
+type Config struct {
+	// Prefix is put before the store's Redis keys, to keep them apart from
+	// other data and other stores in the same database; "" means
+	// "idempotency:".
+	Prefix string
+	// Unprefixed writes the idempotency keys as they are, without a prefix.
+	// It is refused with a Prefix.
+	Unprefixed bool
 }
 
-// Option configures New.
-type Option func(*config)
-
-// WithPrefix sets the prefix of the store's Redis keys, to keep them apart
-// from other data and other stores in the same database. The default is
-// "idempotency:"; "" writes the idempotency keys as they are.
-func WithPrefix(prefix string) Option {
-	return func(c *config) { c.prefix = prefix }
+// prefix returns the prefix c asks for, or the *retry.InvalidError of a
+// contradiction.
+func (c Config) prefix() (string, error) {
+	switch {
+	case c.Unprefixed && c.Prefix != "":
+		return "", invalid("redis.Config.Unprefixed", true, "contradicts Config.Prefix "+strconv.Quote(c.Prefix))
+	case c.Unprefixed:
+		return "", nil
+	case c.Prefix == "":
+		return defaultPrefix, nil
+	}
+	return c.Prefix, nil
 }
 
 // New returns a Store that keeps its records through c — a *goredis.Client,
-// *goredis.ClusterClient, *goredis.Ring or anything else that runs scripts.
-// A nil c, or a nil Option, is a *retry.InvalidError.
-func New(c goredis.Scripter, opts ...Option) (*Store, error) {
+// *goredis.ClusterClient, *goredis.Ring or anything else that runs scripts —
+// configured by cfg. A nil c, or a bad field of cfg, is a
+// *retry.InvalidError.
+func New(c goredis.Scripter, cfg Config) (*Store, error) {
 	if isNil(c) {
 		return nil, invalid("redis.New", nil, "the client must not be nil")
 	}
-	cfg := config{prefix: DefaultPrefix}
-	for _, o := range opts {
-		if o == nil {
-			return nil, invalid("redis.Option", nil, "must not be nil")
-		}
-		o(&cfg)
+	prefix, err := cfg.prefix()
+	if err != nil {
+		return nil, err
 	}
-	return &Store{c: c, prefix: cfg.prefix}, nil
+	return &Store{c: c, prefix: prefix}, nil
 }
 
 // isNil is true for a nil interface and for one holding a nil pointer (a

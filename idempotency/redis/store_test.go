@@ -26,9 +26,9 @@ func newClient(t *testing.T) (*goredis.Client, *redistest.Server) {
 	return c, srv
 }
 
-func newStore(t *testing.T, c goredis.Scripter, opts ...redis.Option) *redis.Store {
+func newStore(t *testing.T, c goredis.Scripter, cfg redis.Config) *redis.Store {
 	t.Helper()
-	s, err := redis.New(c, opts...)
+	s, err := redis.New(c, cfg)
 	require.NoError(t, err)
 	return s
 }
@@ -38,13 +38,13 @@ func TestConformance(t *testing.T) {
 	var n atomic.Int32
 	storetest.Run(t, func(t *testing.T) idempotency.Store {
 		// One server, a key space of its own for each check.
-		return newStore(t, c, redis.WithPrefix(fmt.Sprintf("check-%d:", n.Add(1))))
+		return newStore(t, c, redis.Config{Prefix: fmt.Sprintf("check-%d:", n.Add(1))})
 	})
 }
 
 func TestRecordsAreStoredInTheDocumentedLayout(t *testing.T) {
 	c, _ := newClient(t)
-	s := newStore(t, c)
+	s := newStore(t, c, redis.Config{})
 	claim := idempotency.Record{Status: idempotency.InProgress, Token: "exec-1", Fingerprint: idempotency.NewFingerprint([]byte("a"))}
 	_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "order-1"}, claim, time.Minute)
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestRecordsAreStoredInTheDocumentedLayout(t *testing.T) {
 
 func TestACorruptRecordIsAStoreFailureNotAReplay(t *testing.T) {
 	c, _ := newClient(t)
-	s := newStore(t, c)
+	s := newStore(t, c, redis.Config{})
 	require.NoError(t, c.Set(t.Context(), "idempotency:k", "not a record", 0).Err())
 	var runs atomic.Int32
 	_, err := idempotency.Do(t.Context(), s, "k", idempotency.Fingerprint{}, func(context.Context) ([]byte, error) {
@@ -81,7 +81,7 @@ func TestACorruptRecordIsAStoreFailureNotAReplay(t *testing.T) {
 
 func TestTheStoreWorksAgainAfterRedisRestarts(t *testing.T) {
 	c, srv := newClient(t)
-	s := newStore(t, c)
+	s := newStore(t, c, redis.Config{})
 	fn := func(v string) func(context.Context) ([]byte, error) {
 		return func(context.Context) ([]byte, error) { return []byte(v), nil }
 	}
@@ -102,7 +102,7 @@ func TestTheStoreWorksAgainAfterRedisRestarts(t *testing.T) {
 
 func TestAStaleExecutorCannotOverwriteANewerResult(t *testing.T) {
 	c, _ := newClient(t)
-	s := newStore(t, c)
+	s := newStore(t, c, redis.Config{})
 	ctx := t.Context()
 	claim := func(token string, lease time.Duration) {
 		_, ok, err := s.Claim(ctx, idempotency.StoreKey{Key: "k"}, idempotency.Record{Status: idempotency.InProgress, Token: token}, lease)
@@ -123,7 +123,35 @@ func TestAStaleExecutorCannotOverwriteANewerResult(t *testing.T) {
 func TestAnUnreachableRedisIsAStoreFailure(t *testing.T) {
 	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
-	s := newStore(t, c)
+	s := newStore(t, c, redis.Config{})
 	_, err := idempotency.Do(t.Context(), s, "k", idempotency.Fingerprint{}, func(context.Context) ([]byte, error) { return nil, nil })
 	require.ErrorIs(t, err, idempotency.ErrStore)
+}
+
+func TestTheConfigNamesTheKeys(t *testing.T) {
+	c, _ := newClient(t)
+	tests := []struct {
+		name string
+		cfg  redis.Config
+		want string
+	}{
+		{"the zero Config prefixes them with idempotency:", redis.Config{}, "idempotency:order-1"},
+		{"a Prefix replaces it", redis.Config{Prefix: "orders:"}, "orders:order-1"},
+		{"Unprefixed writes the key as it is", redis.Config{Unprefixed: true}, "order-1"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, c, tt.cfg)
+			token := fmt.Sprint("exec-", i)
+			_, ok, err := s.Claim(t.Context(), idempotency.StoreKey{Key: "order-1"}, idempotency.Record{Status: idempotency.InProgress, Token: token}, time.Minute)
+			require.NoError(t, err)
+			require.True(t, ok)
+			var got idempotency.Record
+			raw, err := c.Get(t.Context(), tt.want).Bytes()
+			require.NoError(t, err)
+			require.NoError(t, got.UnmarshalBinary(raw))
+			assert.Equal(t, token, got.Token)
+			require.NoError(t, s.Release(t.Context(), idempotency.StoreKey{Key: "order-1"}, token))
+		})
+	}
 }

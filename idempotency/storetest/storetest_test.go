@@ -14,7 +14,7 @@ import (
 
 func TestTheMemoryStorePasses(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) idempotency.Store {
-		s, err := idempotency.NewMemoryStore()
+		s, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ const brokenEnv = "STORETEST_RUN_BROKEN"
 func TestABrokenStoreFails(t *testing.T) {
 	if os.Getenv(brokenEnv) == "1" {
 		storetest.Run(t, func(t *testing.T) idempotency.Store {
-			s, _ := idempotency.NewMemoryStore()
+			s, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 			return forgetful{s}
 		})
 		return
