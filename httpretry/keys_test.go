@@ -119,8 +119,8 @@ func TestABadKeyFailsBeforeSending(t *testing.T) {
 }
 
 func TestInProgressIsWaitedOutInTheLoop(t *testing.T) {
-	inProgress := func(ra string) reply { return problem(409, idempotency.KindInProgress, ra) }
-	replay := reply{status: 201, header: http.Header{idempotency.HeaderReplay: {"true"}, idempotency.HeaderReplayOf: {"exec-1"}}, body: "created"}
+	inProgress := func(ra string) reply { return problem(409, "idempotency-in-progress", ra) }
+	replay := reply{status: 201, header: http.Header{"Idempotent-Replay": {"true"}, "Idempotent-Replay-Of": {"exec-1"}}, body: "created"}
 	tests := []struct {
 		name       string
 		script     []reply
@@ -170,7 +170,7 @@ func TestInProgressIsWaitedOutInTheLoop(t *testing.T) {
 func TestInProgressWaitsAreBounded(t *testing.T) {
 	t.Run("a Retry-After longer than MaxDelay is returned, not slept", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "99999999999999999999")}}
+			rt := &fakeRT{script: []reply{problem(409, "idempotency-in-progress", "99999999999999999999")}}
 			tr := transport(t, exact(t, 10*ms), httpretry.WithBase(rt))
 			start := time.Now()
 			req, res := asking(t, keyed(t, t.Context(), "k"))
@@ -178,7 +178,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, time.Since(start), "not slept, not even a little")
 			assert.Equal(t, 409, resp.StatusCode)
-			assert.Contains(t, readAll(t, resp), idempotency.KindInProgress, "the 409 keeps its body")
+			assert.Contains(t, readAll(t, resp), "idempotency-in-progress", "the 409 keeps its body")
 			var rerr *retry.Error
 			require.ErrorAs(t, res.Err, &rerr)
 			assert.ErrorIs(t, res.Err, retry.ErrWaitTooLong)
@@ -189,7 +189,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 	})
 	t.Run("a wait that would outlast the deadline returns the 409 at once", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "5")}}
+			rt := &fakeRT{script: []reply{problem(409, "idempotency-in-progress", "5")}}
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 			defer cancel()
 			start := time.Now()
@@ -204,7 +204,7 @@ func TestInProgressWaitsAreBounded(t *testing.T) {
 	})
 	t.Run("MaxAttempts bounds the polls", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "1")}}
+			rt := &fakeRT{script: []reply{problem(409, "idempotency-in-progress", "1")}}
 			req, res := asking(t, keyed(t, t.Context(), "k"))
 			resp, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 			require.NoError(t, err)
@@ -221,9 +221,9 @@ func TestKeyReuseAndNotRetainedAreNeverRetried(t *testing.T) {
 		status int
 		reason error
 	}{
-		{idempotency.KindKeyReuse, 409, idempotency.ErrKeyReuse},
-		{idempotency.KindKeyReuse, 422, idempotency.ErrKeyReuse},
-		{idempotency.KindNotRetained, 409, idempotency.ErrNotRetained},
+		{"idempotency-key-reuse", 409, idempotency.ErrKeyReuse},
+		{"idempotency-key-reuse", 422, idempotency.ErrKeyReuse},
+		{"idempotency-response-not-retained", 409, idempotency.ErrNotRetained},
 	} {
 		t.Run(tt.kind, func(t *testing.T) {
 			rt := &fakeRT{script: []reply{problem(tt.status, tt.kind, "1"), {status: 200}}}
@@ -247,7 +247,7 @@ func TestKeyReuseAndNotRetainedAreNeverRetried(t *testing.T) {
 }
 
 func TestAKindOnlyMattersForAKeyedRequest(t *testing.T) {
-	rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, "1"), {status: 200}}}
+	rt := &fakeRT{script: []reply{problem(409, "idempotency-in-progress", "1"), {status: 200}}}
 	req, _ := http.NewRequest(http.MethodPut, "http://api.test/doc", nil)
 	resp, err := transport(t, defaults(t), httpretry.WithBase(rt)).RoundTrip(req)
 	require.NoError(t, err)
@@ -288,9 +288,9 @@ func (s *slowServer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	select {
 	case <-done:
-		return answer(req, 201, http.Header{idempotency.HeaderReplay: {"true"}}, "created"), nil
+		return answer(req, 201, http.Header{"Idempotent-Replay": {"true"}}, "created"), nil
 	default:
-		p := problem(409, idempotency.KindInProgress, "1")
+		p := problem(409, "idempotency-in-progress", "1")
 		return answer(req, p.status, p.header, p.body), nil
 	}
 }
@@ -351,7 +351,7 @@ func (c *closeCounter) Close() error {
 }
 
 func TestAKeyedAnswerIsReadWhateverTheDrainLimit(t *testing.T) {
-	rt := &fakeRT{script: []reply{problem(409, idempotency.KindInProgress, ""), {status: 201}}}
+	rt := &fakeRT{script: []reply{problem(409, "idempotency-in-progress", ""), {status: 201}}}
 	tr := transport(t, exact(t, 0), httpretry.WithBase(rt), httpretry.WithDrainLimit(0))
 	resp, err := tr.RoundTrip(keyed(t, t.Context(), "k"))
 	require.NoError(t, err)
