@@ -81,6 +81,26 @@ func ExampleNewLetter_limited() {
 	// refused locally by the client-side rate limiter, nothing sent
 }
 
+// A filter selects letters by why their retry loop gave up with the label
+// of a policy.Stop, or "failed" for an error no retry loop returned.
+func ExampleFilter() {
+	ctx := context.Background()
+	q := new(dlq.Memory)
+	limited, _ := retry.New(retry.WithLimiter(limiter{}))
+	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "llm-jobs"}, limited.Do(ctx, func(context.Context) error { return nil }))
+	dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "llm-jobs"}, errors.New("boom"))
+
+	ls, _ := q.List(ctx, dlq.Filter{StopReason: policy.StopLimited.String()})
+	for _, l := range ls {
+		fmt.Println(l.Job.ID, l.StopReason)
+	}
+	n, _ := q.Count(ctx, dlq.Filter{StopReason: "failed"})
+	fmt.Println(n, "failed")
+	// Output:
+	// 1 limited
+	// 1 failed
+}
+
 // limiter refuses every attempt.
 type limiter struct{}
 
