@@ -9,9 +9,9 @@ import (
 
 // Alert thresholds used for zero fields of Thresholds.
 const (
-	DefaultSize   = 10        // more than 10 letters
-	DefaultGrowth = 10        // more than 10 new letters …
-	DefaultWindow = time.Hour // … within an hour
+	defaultSize   = 10        // more than 10 letters
+	defaultGrowth = 10        // more than 10 new letters …
+	defaultWindow = time.Hour // … within an hour
 )
 
 // Off disables a threshold of Thresholds.
@@ -25,14 +25,14 @@ const growthBuckets = 60
 // is the default: more than 10 letters, or more than 10 new letters within
 // an hour.
 type Thresholds struct {
-	// Size: alert when the queue holds more than Size letters. 0 means
-	// DefaultSize; Off disables it.
+	// Size: alert when the queue holds more than Size letters. 0 means 10;
+	// Off disables it.
 	Size int
 	// Growth: alert when the queue grew by more than Growth letters within
-	// Window. 0 means DefaultGrowth; Off disables it.
+	// Window. 0 means 10; Off disables it.
 	Growth int
-	// Window is the span over which growth is measured. 0 means
-	// DefaultWindow; otherwise at least a second.
+	// Window is the span over which growth is measured. 0 means an hour;
+	// otherwise at least a second.
 	Window time.Duration
 }
 
@@ -45,9 +45,9 @@ func (t Thresholds) resolve() (Thresholds, error) {
 	case t.Window < 0 || t.Window > 0 && t.Window < time.Second:
 		return t, argerr.New("dlq.Thresholds.Window", t.Window, "must be at least 1s (0 means 1h)")
 	}
-	t.Size = cmpOr(t.Size, DefaultSize)
-	t.Growth = cmpOr(t.Growth, DefaultGrowth)
-	t.Window = cmpOr(t.Window, DefaultWindow)
+	t.Size = cmpOr(t.Size, defaultSize)
+	t.Growth = cmpOr(t.Growth, defaultGrowth)
+	t.Window = cmpOr(t.Window, defaultWindow)
 	return t, nil
 }
 
@@ -59,31 +59,16 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-// AlertKind names a threshold.
-type AlertKind uint8
-
+// The kinds of alert, Alert.Kind: the threshold crossed.
 const (
-	// AlertSize: the number of letters crossed Thresholds.Size.
-	AlertSize AlertKind = iota + 1
-	// AlertGrowth: the growth within the window crossed Thresholds.Growth.
-	AlertGrowth
+	alertSize   = "size"   // the number of letters crossed Thresholds.Size
+	alertGrowth = "growth" // the growth within the window crossed Thresholds.Growth
 )
-
-// String returns "size" or "growth".
-func (k AlertKind) String() string {
-	switch k {
-	case AlertSize:
-		return "size"
-	case AlertGrowth:
-		return "growth"
-	}
-	return fmt.Sprintf("AlertKind(%d)", uint8(k))
-}
 
 // Alert reports a threshold crossed: upwards (Firing), or back down
 // (resolved).
 type Alert struct {
-	Kind      AlertKind
+	Kind      string        // the threshold crossed: "size" (Thresholds.Size) or "growth" (Thresholds.Growth)
 	Firing    bool          // true when crossing up, false when back at or below
 	At        time.Time     // when the crossing was observed
 	Count     int           // letters in the queue
@@ -97,9 +82,9 @@ type Alert struct {
 // (more than 10)".
 func (a Alert) String() string {
 	switch {
-	case a.Kind == AlertSize && a.Firing:
+	case a.Kind == alertSize && a.Firing:
 		return fmt.Sprintf("dead letter queue holds %d letters (more than %d)", a.Count, a.Threshold)
-	case a.Kind == AlertSize:
+	case a.Kind == alertSize:
 		return fmt.Sprintf("dead letter queue back to %d letters (at most %d)", a.Count, a.Threshold)
 	case a.Firing:
 		return fmt.Sprintf("dead letter queue grew by %d letters within %v (more than %d)", a.Growth, a.Window, a.Threshold)
@@ -107,12 +92,11 @@ func (a Alert) String() string {
 	return fmt.Sprintf("dead letter queue growth back to %d letters within %v (at most %d)", a.Growth, a.Window, a.Threshold)
 }
 
-// Alerter turns observations of a queue's size into alerts, once per
+// alerter turns observations of a queue's size into alerts, once per
 // crossing of a threshold, not once per letter. It takes the time as an
 // argument, so it needs no clock; it is not safe for concurrent use (a
-// Monitor serialises it). The zero Alerter has the default thresholds; a
-// nil *Alerter observes nothing.
-type Alerter struct {
+// Monitor serialises it).
+type alerter struct {
 	t              Thresholds
 	size, growth   bool // firing
 	buckets        []bucket
@@ -125,17 +109,17 @@ type bucket struct {
 	min int
 }
 
-// NewAlerter returns an Alerter for t, or a *retry.InvalidError naming a bad
+// newAlerter returns an alerter for t, or a *retry.InvalidError naming a bad
 // field.
-func NewAlerter(t Thresholds) (*Alerter, error) {
+func newAlerter(t Thresholds) (*alerter, error) {
 	t, err := t.resolve()
 	if err != nil {
 		return nil, err
 	}
-	return &Alerter{t: t, bucketDuration: max(t.Window/growthBuckets, 1)}, nil
+	return &alerter{t: t, bucketDuration: max(t.Window/growthBuckets, 1)}, nil
 }
 
-// Observe records that the queue held count letters at now, and returns the
+// observe records that the queue held count letters at now, and returns the
 // alerts whose threshold this observation crossed, in either direction:
 // usually none.
 //
@@ -143,37 +127,30 @@ func NewAlerter(t Thresholds) (*Alerter, error) {
 // last observation before it, as the baseline): letters that arrived since
 // the queue was last at its lowest, so a replay that empties the queue does
 // not hide the arrivals that follow it.
-func (a *Alerter) Observe(now time.Time, count int) []Alert {
-	if a == nil {
-		return nil
-	}
-	if a.bucketDuration == 0 {
-		t, _ := Thresholds{}.resolve()
-		*a = Alerter{t: t, bucketDuration: DefaultWindow / growthBuckets}
-	}
+func (a *alerter) observe(now time.Time, count int) []Alert {
 	growth := count - a.record(now, count)
 	var out []Alert
 	if a.t.Size != Off {
 		if firing := count > a.t.Size; firing != a.size {
 			a.size = firing
-			out = append(out, a.alert(AlertSize, firing, now, count, growth, a.t.Size))
+			out = append(out, a.alert(alertSize, firing, now, count, growth, a.t.Size))
 		}
 	}
 	if a.t.Growth != Off {
 		if firing := growth > a.t.Growth; firing != a.growth {
 			a.growth = firing
-			out = append(out, a.alert(AlertGrowth, firing, now, count, growth, a.t.Growth))
+			out = append(out, a.alert(alertGrowth, firing, now, count, growth, a.t.Growth))
 		}
 	}
 	return out
 }
 
-func (a *Alerter) alert(k AlertKind, firing bool, now time.Time, count, growth, threshold int) Alert {
+func (a *alerter) alert(k string, firing bool, now time.Time, count, growth, threshold int) Alert {
 	return Alert{Kind: k, Firing: firing, At: now, Count: count, Growth: growth, Threshold: threshold, Window: a.t.Window}
 }
 
 // record adds the observation and returns the lowest count of the window.
-func (a *Alerter) record(now time.Time, count int) int {
+func (a *alerter) record(now time.Time, count int) int {
 	n := now.UnixNano() / int64(a.bucketDuration)
 	if last := len(a.buckets) - 1; last >= 0 && n <= a.buckets[last].n {
 		a.buckets[last].min = min(a.buckets[last].min, count) // same slice, or the clock went back

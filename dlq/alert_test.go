@@ -1,4 +1,4 @@
-package dlq_test
+package dlq
 
 import (
 	"errors"
@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/dlq"
 )
+
+// start is when the alerter's observations begin.
+var start = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 // step is one observation and the alerts it must raise, as "size+" (firing)
 // or "growth-" (resolved).
@@ -19,21 +21,21 @@ type step struct {
 	want  []string
 }
 
-func run(t *testing.T, a *dlq.Alerter, steps []step) {
+func run(t *testing.T, a *alerter, steps []step) {
 	t.Helper()
-	now := t0
+	now := start
 	for i, s := range steps {
 		now = now.Add(s.after)
 		var got []string
-		for _, al := range a.Observe(now, s.count) {
+		for _, al := range a.observe(now, s.count) {
 			sign := "-"
 			if al.Firing {
 				sign = "+"
 			}
-			got = append(got, al.Kind.String()+sign)
+			got = append(got, al.Kind+sign)
 		}
 		if !slices.Equal(got, s.want) {
-			t.Fatalf("step %d (count %d at +%v): alerts %v, want %v", i, s.count, now.Sub(t0), got, s.want)
+			t.Fatalf("step %d (count %d at +%v): alerts %v, want %v", i, s.count, now.Sub(start), got, s.want)
 		}
 	}
 }
@@ -41,40 +43,40 @@ func run(t *testing.T, a *dlq.Alerter, steps []step) {
 func TestAlerterFiresOncePerCrossing(t *testing.T) {
 	tests := []struct {
 		name  string
-		th    dlq.Thresholds
+		th    Thresholds
 		steps []step
 	}{
-		{"size fires when it passes 10 and not again for each letter", dlq.Thresholds{Growth: dlq.Off}, []step{
+		{"size fires when it passes 10 and not again for each letter", Thresholds{Growth: Off}, []step{
 			{0, 10, nil}, {time.Minute, 11, []string{"size+"}}, {time.Minute, 12, nil}, {time.Hour, 500, nil},
 		}},
-		{"size resolves when back at the threshold, and fires again on the next crossing", dlq.Thresholds{Growth: dlq.Off}, []step{
+		{"size resolves when back at the threshold, and fires again on the next crossing", Thresholds{Growth: Off}, []step{
 			{0, 11, []string{"size+"}}, {time.Minute, 10, []string{"size-"}}, {time.Minute, 3, nil}, {time.Minute, 11, []string{"size+"}},
 		}},
-		{"growth fires at more than 10 new letters within the hour", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"growth fires at more than 10 new letters within the hour", Thresholds{Size: Off}, []step{
 			{0, 100, nil}, {10 * time.Minute, 105, nil}, {10 * time.Minute, 110, nil}, {10 * time.Minute, 111, []string{"growth+"}}, {time.Minute, 130, nil},
 		}},
-		{"growth of 8 an hour never fires", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"growth of 8 an hour never fires", Thresholds{Size: Off}, []step{
 			{0, 0, nil}, {30 * time.Minute, 4, nil}, {40 * time.Minute, 8, nil}, {40 * time.Minute, 12, nil}, {40 * time.Minute, 16, nil},
 		}},
-		{"growth resolves when the arrivals leave the window", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"growth resolves when the arrivals leave the window", Thresholds{Size: Off}, []step{
 			{0, 0, nil}, {time.Minute, 20, []string{"growth+"}}, {59 * time.Minute, 20, nil}, {2 * time.Minute, 20, []string{"growth-"}},
 		}},
-		{"arrivals after a replay count from the lowest point", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"arrivals after a replay count from the lowest point", Thresholds{Size: Off}, []step{
 			{0, 8, nil}, {time.Minute, 0, nil}, {time.Minute, 11, []string{"growth+"}},
 		}},
-		{"a sparse observation compares with the last one before the window", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"a sparse observation compares with the last one before the window", Thresholds{Size: Off}, []step{
 			{0, 0, nil}, {3 * time.Hour, 15, []string{"growth+"}},
 		}},
-		{"both fire together and resolve apart", dlq.Thresholds{Size: 5, Growth: 5, Window: 10 * time.Minute}, []step{
+		{"both fire together and resolve apart", Thresholds{Size: 5, Growth: 5, Window: 10 * time.Minute}, []step{
 			{0, 0, nil}, {time.Minute, 6, []string{"size+", "growth+"}}, {15 * time.Minute, 6, []string{"growth-"}}, {time.Minute, 0, []string{"size-"}},
 		}},
-		{"a clock that goes back does not break the window", dlq.Thresholds{Size: dlq.Off}, []step{
+		{"a clock that goes back does not break the window", Thresholds{Size: Off}, []step{
 			{0, 0, nil}, {-time.Hour, 5, nil}, {time.Minute, 11, []string{"growth+"}},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := dlq.NewAlerter(tt.th)
+			a, err := newAlerter(tt.th)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,43 +85,46 @@ func TestAlerterFiresOncePerCrossing(t *testing.T) {
 	}
 }
 
-func TestTheZeroAlerterHasTheDefaultThresholds(t *testing.T) {
-	var a dlq.Alerter
-	run(t, &a, []step{{0, 0, nil}, {time.Minute, 11, []string{"size+", "growth+"}}})
+func TestTheZeroThresholdsAreTheDefaults(t *testing.T) {
+	a, err := newAlerter(Thresholds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, []step{{0, 0, nil}, {time.Minute, 10, nil}, {59 * time.Minute, 11, []string{"size+", "growth+"}}})
 }
 
 func TestAlerterKeepsBoundedMemory(t *testing.T) {
-	a, _ := dlq.NewAlerter(dlq.Thresholds{})
-	now := t0
+	a, _ := newAlerter(Thresholds{})
+	now := start
 	for i := range 100_000 { // a letter every 100ms for almost 3 hours
 		now = now.Add(100 * time.Millisecond)
-		a.Observe(now, i)
+		a.observe(now, i)
 	}
-	if n := a.Observe(now, 100_000); len(n) != 0 {
+	if n := a.observe(now, 100_000); len(n) != 0 {
 		t.Fatalf("alerts %v; want none: both fired long ago", n)
 	}
-	if got := fmt.Sprintf("%v", dlq.Alert{Kind: dlq.AlertGrowth, Firing: true, Growth: 36000, Threshold: 10, Window: time.Hour}); got !=
+	if got := fmt.Sprintf("%v", Alert{Kind: "growth", Firing: true, Growth: 36000, Threshold: 10, Window: time.Hour}); got !=
 		"dead letter queue grew by 36000 letters within 1h0m0s (more than 10)" {
 		t.Fatal(got)
 	}
 }
 
-func TestNewAlerterNamesABadThreshold(t *testing.T) {
+func TestABadThresholdIsNamed(t *testing.T) {
 	tests := []struct {
-		th    dlq.Thresholds
+		th    Thresholds
 		field string
 	}{
-		{dlq.Thresholds{Size: -2}, "dlq.Thresholds.Size"},
-		{dlq.Thresholds{Growth: -5}, "dlq.Thresholds.Growth"},
-		{dlq.Thresholds{Window: -time.Second}, "dlq.Thresholds.Window"},
-		{dlq.Thresholds{Window: time.Millisecond}, "dlq.Thresholds.Window"},
+		{Thresholds{Size: -2}, "dlq.Thresholds.Size"},
+		{Thresholds{Growth: -5}, "dlq.Thresholds.Growth"},
+		{Thresholds{Window: -time.Second}, "dlq.Thresholds.Window"},
+		{Thresholds{Window: time.Millisecond}, "dlq.Thresholds.Window"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v is refused, naming %s", tt.th, tt.field), func(t *testing.T) {
-			_, err := dlq.NewAlerter(tt.th)
+			_, err := NewMonitor(new(Memory), MonitorConfig{Thresholds: tt.th})
 			var inv *retry.InvalidError
 			if !errors.As(err, &inv) || inv.Name != tt.field {
-				t.Fatalf("NewAlerter = %v; want an *InvalidError naming %s", err, tt.field)
+				t.Fatalf("NewMonitor = %v; want an *InvalidError naming %s", err, tt.field)
 			}
 		})
 	}
@@ -127,19 +132,16 @@ func TestNewAlerterNamesABadThreshold(t *testing.T) {
 
 func TestAlertsDescribeThemselves(t *testing.T) {
 	tests := []struct {
-		a    dlq.Alert
+		a    Alert
 		want string
 	}{
-		{dlq.Alert{Kind: dlq.AlertSize, Firing: true, Count: 11, Threshold: 10}, "dead letter queue holds 11 letters (more than 10)"},
-		{dlq.Alert{Kind: dlq.AlertSize, Count: 3, Threshold: 10}, "dead letter queue back to 3 letters (at most 10)"},
-		{dlq.Alert{Kind: dlq.AlertGrowth, Growth: 2, Threshold: 10, Window: time.Hour}, "dead letter queue growth back to 2 letters within 1h0m0s (at most 10)"},
+		{Alert{Kind: "size", Firing: true, Count: 11, Threshold: 10}, "dead letter queue holds 11 letters (more than 10)"},
+		{Alert{Kind: "size", Count: 3, Threshold: 10}, "dead letter queue back to 3 letters (at most 10)"},
+		{Alert{Kind: "growth", Growth: 2, Threshold: 10, Window: time.Hour}, "dead letter queue growth back to 2 letters within 1h0m0s (at most 10)"},
 	}
 	for _, tt := range tests {
 		if got := tt.a.String(); got != tt.want {
 			t.Errorf("String = %q, want %q", got, tt.want)
 		}
-	}
-	if s := dlq.AlertKind(9).String(); s != "AlertKind(9)" {
-		t.Errorf("unknown kind = %q", s)
 	}
 }

@@ -91,13 +91,11 @@ func checkReplay(name string, ctx context.Context, id string, to Enqueuer) error
 	return checkEnqueuer(name, ctx, to)
 }
 
-// CheckCall is for the author of a queue, as ReplayClaimed is: called first
-// in each method, it refuses bad arguments before any work, the way every
-// queue of this module does. It returns the *retry.InvalidError of the call
-// name (e.g. "sqlite.Queue.Get") if the queue is not ready — nil, or not
-// made by its constructor — or ctx is nil, or one of ids is empty; nil
-// otherwise.
-func CheckCall(name string, ready bool, ctx context.Context, ids ...string) error {
+// checkCall, called first in each method of a queue, refuses bad arguments
+// before any work: the *retry.InvalidError of the call name (e.g.
+// "dlq.Memory.Get") if the queue is not ready — nil, or not made by its
+// constructor — or ctx is nil, or one of ids is empty; nil otherwise.
+func checkCall(name string, ready bool, ctx context.Context, ids ...string) error {
 	if !ready {
 		return argerr.New(name, nil, "the queue is nil, or was not made by its constructor")
 	}

@@ -6,10 +6,9 @@
 //
 //	err := dlq.Do(ctx, retrier, queue, dlq.Job{ID: msg.ID, Source: "llm-jobs", Payload: msg.Body},
 //		func(ctx context.Context) error { return process(ctx, msg) })
-//	var dead *dlq.DeadLetteredError
 //	switch {
-//	case err == nil, errors.As(err, &dead):
-//		msg.Ack() // done, or safe in the dead letter queue (dead.ID)
+//	case err == nil, errors.Is(err, dlq.ErrDeadLettered):
+//		msg.Ack() // done, or safe in the dead letter queue (dlq.LetterID("llm-jobs", msg.ID))
 //	default:
 //		msg.Nack() // cancelled, or the letter could not be stored: redeliver
 //	}
@@ -17,13 +16,24 @@
 // # Letters
 //
 // A Letter holds the Job (id, source queue, payload, metadata), why the
-// retry loop gave up on it (its StopReason, one per retry sentinel:
-// max-attempts, elapsed, budget, permanent, …), the attempts, waits, first
-// and last failure times, the last error and every attempt's error with its
-// classification — whose class ("http 503", "connection reset") is the
-// kind of failure, not the reason the loop stopped — and the wait that
-// followed. Its ID is derived from the job's source and id, so
-// dead-lettering a redelivered job twice stores one letter.
+// retry loop gave up on it, the attempts, waits, first and last failure
+// times, the last error and every attempt's error with its classification
+// — whose class ("http 503", "connection reset") is the kind of failure,
+// not the reason the loop stopped — and the wait that followed. Its ID is
+// derived from the job's source and id, so dead-lettering a redelivered job
+// twice stores one letter.
+//
+// Why the loop gave up, the letter's StopReason, is the stable label of the
+// *retry.Error's Stop: the one list of reasons, policy.Stop (max-attempts,
+// elapsed, deadline, budget, permanent, not-idempotent, class-limit,
+// wait-too-long, key-required, limited, breaker-open, and any reason added
+// to it later), or "failed" for an error that did not come from a retry
+// loop. Every reason makes a letter but the caller's own cancellation
+// (policy.StopCanceled): a call that a rate limiter or a circuit breaker
+// refused did not do its job either. Select letters by reason with its
+// label:
+//
+//	dlq.Filter{StopReason: policy.StopBudget.String()} // "budget"
 //
 // # Queues
 //
@@ -32,7 +42,7 @@
 // no driver: github.com/retrykit/retry/dlq/sqlite (one machine, pure-Go
 // SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the
 // conformance suite in package queuetest. Monitor wraps any Queue with
-// alerts and observation hooks; GroupLetters groups letters by root cause;
+// alerts and an observer; GroupLetters groups letters by root cause;
 // Replay sends selected letters back to an Enqueuer. The cmd/dlq tool
 // operates the durable queues.
 //
@@ -44,8 +54,8 @@
 //
 // # Encoding
 //
-// Encode writes a letter as one JSON object, version 2 (EncodingVersion), so
-// that an operator can read it with sqlite3's or Redis's JSON functions:
+// Encode writes a letter as one JSON object, version 2, so that an operator
+// can read it with sqlite3's or Redis's JSON functions:
 //
 //	{"v":2, "id":"<16 hex>", "stop_reason":"max-attempts", "attempts":3,
 //	 "job":{"id":"…", "source":"…", "payload":"<base64>", "metadata":{…}},
@@ -58,35 +68,41 @@
 // "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
 // are integer nanoseconds. Fields may be added within a version (readers
 // ignore unknown fields); any other change bumps the version. Decode reads
-// every version up to EncodingVersion — version 1 named the stop reason
-// "reason" — refuses a later one (ErrVersion) and anything that is not a
-// valid letter (ErrCorrupt), and never panics. A reader must be as new as
-// the newest writer: upgrade cmd/dlq and replayers before the workers.
+// versions 1 and 2 — version 1 named the stop reason "reason" — refuses a
+// later one (ErrVersion) and anything that is not a valid letter
+// (ErrCorrupt), and never panics. A reader must be as new as the newest
+// writer: upgrade cmd/dlq and replayers before the workers. A stop reason
+// is stored as its label, so a reader reads the letters of a reason added
+// after it was built (their label is new to it, and filters select it).
 //
 // # Root causes
 //
 // A letter's Signature is its last error's innermost Go type, its class
-// and its message normalised by Normalize (timestamps, UUIDs, e-mail and IP
-// addresses, hex ids, tokens and numbers replaced by placeholders); its
+// and its message normalised (timestamps, UUIDs, e-mail and IP addresses,
+// hex ids, tokens and numbers replaced by placeholders); its
 // Group is a short hash of it. "timeout after 3012ms on 10.0.0.7" and
 // "timeout after 998ms on 10.0.0.9" are one group, an HTTP 401 another.
 //
 // # Alerts
 //
-// An Alerter observes (time, count) pairs and reports each crossing of a
-// threshold, up (firing) and back down (resolved) — once per crossing, not
-// once per letter. Growth is the count minus the lowest count seen within
-// the window. A Monitor feeds it after every change of the queue it wraps
-// (or every interval, with Watch) and delivers alerts to a hook and to slog.
+// A Monitor counts the queue after every change through it (or every
+// interval, with Watch) and reports each crossing of a threshold, up
+// (firing) and back down (resolved) — once per crossing, not once per
+// letter — to MonitorConfig.OnAlert and to slog. Growth is the count minus
+// the lowest count seen within the window.
 //
 // # Observation
 //
-// A Monitor reports what a metrics or tracing module needs through func
-// fields of MonitorOptions, so that this package knows no such module:
-// OnRecord for each letter stored (with its source, root-cause group, stop
-// reason and class), OnDepth for each count of the queue, OnReplay for each
-// replay and its outcome, and OnAlert for each alert. They are called
-// synchronously and must be quick.
+// A Monitor reports what a metrics or tracing module needs to the one
+// observer of the library, MonitorConfig.Observer (package observe), so
+// that this package knows no such module: observe.LetterAdded for each
+// letter stored (Detail: the Letter, with its source, root-cause group and
+// stop reason; Stop: its policy.Stop; Decision: its last failure's
+// classification, whose Reason is its class), observe.LetterReplayed for
+// each replay and its outcome (Detail: the letter's id; Err: nil, or why
+// it stayed), and observe.QueueCounted for each count of the queue
+// (Detail: the count). The observer is called synchronously, on the
+// caller's goroutine, and must be quick and must not call the Monitor.
 //
 // # Invalid arguments
 //
@@ -103,13 +119,13 @@
 //	| size alert                 | more than 10 letters                            | Thresholds.Size (Off)           |
 //	| growth alert               | more than 10 new letters within 1h              | Thresholds.Growth, .Window      |
 //	| growth resolution          | 1/60 of the window                              | —                               |
-//	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorOptions.Logger, .OnAlert |
-//	| observation hooks          | none                                            | MonitorOptions.On…              |
+//	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorConfig.Logger, .OnAlert  |
+//	| observer                   | none                                            | MonitorConfig.Observer          |
 //	| groups attached to alerts  | the 5 largest                                   | —                               |
 //	| encoding                   | JSON, version 2 (version 1 is read too)         | —                               |
 //	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                               |
 //	| group id                   | 12 hex digits of SHA-256(signature)             | —                               |
 //	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                               |
 //	| error message kept         | 4096 bytes                                      | —                               |
-//	| dead-lettered on           | every retry give-up; not the context's cause    | —                               |
+//	| dead-lettered on           | every give-up but the caller's cancellation     | —                               |
 package dlq

@@ -7,13 +7,12 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/internal/argerr"
 )
 
-// EncodingVersion is the version of the letter encoding that Encode writes.
+// encodingVersion is the version of the letter encoding that Encode writes.
 // Decode reads it and every earlier version; a record of another version is
 // refused with ErrVersion.
-const EncodingVersion = 2
+const encodingVersion = 2
 
 // oldestVersion is the first encoding version. Version 1 differs from 2 only
 // in the name of the stop reason: "reason", which read as the error's class.
@@ -56,15 +55,20 @@ type wireFailure struct {
 	DelayNS      int64  `json:"delay_ns"`
 }
 
-// Encode returns l in the current encoding (EncodingVersion): one JSON
-// object, readable by people and by SQLite's and Redis's JSON functions.
-// It refuses a letter that Validate refuses.
+// Encode returns l in the current encoding (version 2, see the package
+// documentation): one JSON object, readable by people and by SQLite's and
+// Redis's JSON functions. It refuses, with a *retry.InvalidError naming the
+// field, a letter that could not be read back unchanged: an id that does
+// not match its job, a required field unset, a string that is not UTF-8, a
+// negative count or duration, times unset, out of order or beyond year
+// 9999, more than 64 failures or a message longer than 4096 bytes. Every
+// queue's Put refuses what Encode refuses.
 func Encode(l Letter) ([]byte, error) {
-	if err := l.Validate(); err != nil {
+	if err := l.validate(); err != nil {
 		return nil, err
 	}
 	w := wireLetter{
-		V: EncodingVersion, ID: l.ID, StopReason: string(l.StopReason), Attempts: l.Attempts,
+		V: encodingVersion, ID: l.ID, StopReason: l.StopReason, Attempts: l.Attempts,
 		Job:      wireJob{ID: l.Job.ID, Source: l.Job.Source, Payload: l.Job.Payload, Metadata: l.Job.Metadata},
 		WaitedNS: int64(l.Waited), ElapsedNS: int64(l.Elapsed), RetryAfterNS: int64(l.RetryAfter),
 		FirstFailure: l.FirstFailure.UTC(), LastFailure: l.LastFailure.UTC(),
@@ -111,8 +115,8 @@ func Decode(b []byte) (Letter, error) {
 		return Letter{}, fmt.Errorf("%w: no version", ErrCorrupt)
 	}
 	v, err := head.V.Int64()
-	if err != nil || v < oldestVersion || v > EncodingVersion {
-		return Letter{}, fmt.Errorf("%w: version %s, want %d to %d", ErrVersion, head.V, oldestVersion, EncodingVersion)
+	if err != nil || v < oldestVersion || v > encodingVersion {
+		return Letter{}, fmt.Errorf("%w: version %s, want %d to %d", ErrVersion, head.V, oldestVersion, encodingVersion)
 	}
 	var w wireRead
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -130,7 +134,7 @@ func Decode(b []byte) (Letter, error) {
 
 func fromWire(w wireLetter) (Letter, error) {
 	l := Letter{
-		ID: w.ID, StopReason: StopReason(w.StopReason), Attempts: w.Attempts,
+		ID: w.ID, StopReason: w.StopReason, Attempts: w.Attempts,
 		Job:    Job{ID: w.Job.ID, Source: w.Job.Source, Payload: w.Job.Payload, Metadata: w.Job.Metadata},
 		Waited: time.Duration(w.WaitedNS), Elapsed: time.Duration(w.ElapsedNS), RetryAfter: time.Duration(w.RetryAfterNS),
 		FirstFailure: w.FirstFailure.UTC(), LastFailure: w.LastFailure.UTC(),
@@ -147,7 +151,7 @@ func fromWire(w wireLetter) (Letter, error) {
 		l.Failures = append(l.Failures, f)
 	}
 	l = canonical(l)
-	return l, l.Validate()
+	return l, l.validate()
 }
 
 func fromWireFailure(w wireFailure) (Failure, error) {
@@ -186,21 +190,4 @@ func canonical(l Letter) Letter {
 		l.Failures = nil
 	}
 	return l
-}
-
-// MarshalJSON encodes l with Encode, so that a letter inside any JSON
-// document has the documented, versioned form.
-func (l Letter) MarshalJSON() ([]byte, error) { return Encode(l) }
-
-// UnmarshalJSON decodes l with Decode.
-func (l *Letter) UnmarshalJSON(b []byte) error {
-	if l == nil {
-		return argerr.New("dlq.Letter.UnmarshalJSON", nil, "the letter must not be nil")
-	}
-	d, err := Decode(b)
-	if err != nil {
-		return err
-	}
-	*l = d
-	return nil
 }

@@ -2,7 +2,6 @@ package dlq_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/policy"
 )
 
 func TestEncodeDecodeRoundTrips(t *testing.T) {
@@ -29,18 +29,65 @@ func TestEncodeDecodeRoundTrips(t *testing.T) {
 	}
 }
 
-func TestLetterIsJSON(t *testing.T) {
-	in := []dlq.Letter{sample("a"), sample("b")}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
+// TestEveryStopReasonRoundTrips makes the letter of a retry loop that stopped
+// for each reason of the one list, policy.Stops: each but the caller's
+// cancellation is dead-lettered under the reason's label, which survives the
+// encoding. A reason added to the list is covered without a change here.
+func TestEveryStopReasonRoundTrips(t *testing.T) {
+	for s := range policy.Stops() {
+		t.Run(s.String()+" round-trips", func(t *testing.T) {
+			e := exhausted(2, errors.New("x"))
+			e.Stop = s
+			l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
+			if s == policy.StopCanceled {
+				if ok {
+					t.Fatal("NewLetter made a letter of a call its caller's context ended")
+				}
+				return
+			}
+			if !ok || l.StopReason != s.String() {
+				t.Fatalf("NewLetter = %q, %v; want %q, true", l.StopReason, ok, s.String())
+			}
+			b, err := dlq.Encode(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := dlq.Decode(b)
+			if err != nil || got.StopReason != s.String() || !reflect.DeepEqual(got, l) {
+				t.Fatalf("Decode = %q, %v; want the letter back with %q", got.StopReason, err, s.String())
+			}
+			if !(dlq.Filter{StopReason: s.String()}).Match(got) {
+				t.Fatalf("a filter by %q does not select the letter", s.String())
+			}
+		})
 	}
-	var out []dlq.Letter
-	if err := json.Unmarshal(b, &out); err != nil || !reflect.DeepEqual(in, out) {
-		t.Fatalf("json round trip = %+v, %v", out, err)
+}
+
+// TestStoredStopReasonsStillDecode reads records written before the stop
+// reasons were derived from policy.Stop, in both encodings: each label is
+// still a policy.Stop's (or "failed"), so stored letters decode unchanged
+// and filters by their labels keep selecting them.
+func TestStoredStopReasonsStillDecode(t *testing.T) {
+	labels := map[string]bool{"failed": true}
+	for s := range policy.Stops() {
+		labels[s.String()] = true
 	}
-	if err := json.Unmarshal([]byte(`[{"v":3}]`), &out); !errors.Is(err, dlq.ErrVersion) {
-		t.Fatalf("Unmarshal of version 3 = %v; want ErrVersion", err)
+	for _, stored := range []string{"max-attempts", "elapsed", "deadline", "budget", "permanent",
+		"not-idempotent", "class-limit", "wait-too-long", "key-required", "failed"} {
+		t.Run(stored+" is still read", func(t *testing.T) {
+			if !labels[stored] {
+				t.Fatalf("%q is no longer a stop reason's label", stored)
+			}
+			for _, rec := range []string{
+				strings.Replace(v1, `"reason":"failed"`, `"reason":"`+stored+`"`, 1),
+				strings.Replace(strings.Replace(v1, `"reason":"failed"`, `"stop_reason":"`+stored+`"`, 1), `"v":1`, `"v":2`, 1),
+			} {
+				l, err := dlq.Decode([]byte(rec))
+				if err != nil || l.StopReason != stored || !(dlq.Filter{StopReason: stored}).Match(l) {
+					t.Fatalf("Decode = %q, %v; want stop reason %q, selected by a filter", l.StopReason, err, stored)
+				}
+			}
+		})
 	}
 }
 
@@ -101,7 +148,7 @@ func TestAVersion1LetterIsStillRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, errors.New("boom"), t0)
-	if !reflect.DeepEqual(l, want) || l.StopReason != dlq.StopFailed {
+	if !reflect.DeepEqual(l, want) || l.StopReason != "failed" {
 		t.Fatalf("Decode(v1) = %+v; want %+v, stop reason failed", l, want)
 	}
 	again, _ := dlq.Encode(l)

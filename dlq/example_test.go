@@ -13,6 +13,9 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
+	"github.com/retrykit/retry/policy"
 )
 
 func ExampleDo() {
@@ -23,18 +26,18 @@ func ExampleDo() {
 
 	for range 2 { // the message is redelivered: still one letter
 		err := dlq.Do(context.Background(), r, q, job, process)
-		var dead *dlq.DeadLetteredError
 		var rerr *retry.Error
-		if errors.As(err, &dead) && errors.As(err, &rerr) {
-			fmt.Println(dead.ID, dead.StopReason, dead.Duplicate, rerr.Attempts) // acknowledge the message
+		if errors.Is(err, dlq.ErrDeadLettered) && errors.As(err, &rerr) {
+			fmt.Println("acknowledge:", rerr.Stop, rerr.Attempts) // the job is safe in the queue
 		}
 	}
+	l, _ := q.Get(context.Background(), dlq.LetterID(job.Source, job.ID))
 	n, _ := q.Count(context.Background(), dlq.Filter{})
-	fmt.Println(n, "letter")
+	fmt.Println(n, "letter:", l.ID, l.StopReason, l.Last.Error)
 	// Output:
-	// 9fa6dc9bdf55e27c max-attempts false 3
-	// 9fa6dc9bdf55e27c max-attempts true 3
-	// 1 letter
+	// acknowledge: max-attempts 3
+	// acknowledge: max-attempts 3
+	// 1 letter: 9fa6dc9bdf55e27c max-attempts http 503 Service Unavailable
 }
 
 func ExampleRecord() {
@@ -63,19 +66,66 @@ func ExampleNewLetter() {
 	// *errors.errorString [unclassified] dial: timeout after <n>ms on <addr>
 }
 
+// A call the client-side rate limiter refused sent nothing and did not do
+// its job: the job is dead-lettered, its stop reason the refusal's label.
+func ExampleNewLetter_limited() {
+	refuse := limiter{} // a limit.Adaptive or limit.Throttler refuses like it when the rate is used up
+	r, _ := retry.New(retry.WithLimiter(refuse))
+	err := r.Do(context.Background(), func(context.Context) error { return nil })
+
+	l, ok := dlq.NewLetter(dlq.Job{ID: "7", Source: "llm-jobs"}, err, time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	fmt.Println(ok, l.StopReason == policy.StopLimited.String(), l.StopReason, l.Attempts)
+	fmt.Println(l.Last.Error)
+	// Output:
+	// true true limited 0
+	// refused locally by the client-side rate limiter, nothing sent
+}
+
+// A filter selects letters by why their retry loop gave up with the label
+// of a policy.Stop, or "failed" for an error no retry loop returned.
+func ExampleFilter() {
+	ctx := context.Background()
+	q := new(dlq.Memory)
+	limited, _ := retry.New(retry.WithLimiter(limiter{}))
+	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "llm-jobs"}, limited.Do(ctx, func(context.Context) error { return nil }))
+	dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "llm-jobs"}, errors.New("boom"))
+
+	ls, _ := q.List(ctx, dlq.Filter{StopReason: policy.StopLimited.String()})
+	for _, l := range ls {
+		fmt.Println(l.Job.ID, l.StopReason)
+	}
+	n, _ := q.Count(ctx, dlq.Filter{StopReason: "failed"})
+	fmt.Println(n, "failed")
+	// Output:
+	// 1 limited
+	// 1 failed
+}
+
+// limiter refuses every attempt.
+type limiter struct{}
+
+func (limiter) Acquire(context.Context, time.Duration) bool { return false }
+func (limiter) Record(context.Context, limit.Outcome)       {}
+
 func ExampleLetterID() {
 	fmt.Println(dlq.LetterID("llm-jobs", "7"))
 	// Output: baabc1e43114f0a6
 }
 
-func ExampleNormalize() {
-	fmt.Println(dlq.Normalize("timeout after 3012ms on 10.0.0.7"))
-	fmt.Println(dlq.Normalize("timeout after 998ms on 10.0.0.9"))
-	fmt.Println(dlq.Normalize("job 123e4567-e89b-12d3-a456-426614174000 expired at 2026-11-29T10:06:00Z"))
+func ExampleLetter_Signature() {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	for i, msg := range []string{
+		"timeout after 3012ms on 10.0.0.7",
+		"timeout after 998ms on 10.0.0.9",
+		"job 123e4567-e89b-12d3-a456-426614174000 expired at 2026-11-29T10:06:00Z",
+	} {
+		l, _ := dlq.NewLetter(dlq.Job{ID: fmt.Sprint(i), Source: "s"}, errors.New(msg), at)
+		fmt.Println(l.Signature())
+	}
 	// Output:
-	// timeout after <n>ms on <addr>
-	// timeout after <n>ms on <addr>
-	// job <uuid> expired at <time>
+	// *errors.errorString [unclassified] timeout after <n>ms on <addr>
+	// *errors.errorString [unclassified] timeout after <n>ms on <addr>
+	// *errors.errorString [unclassified] job <uuid> expired at <time>
 }
 
 func ExampleGroupLetters() {
@@ -129,22 +179,23 @@ func ExampleMemory() {
 	// Output: emails 2 boom
 }
 
-func ExampleAlerter_Observe() {
-	a, _ := dlq.NewAlerter(dlq.Thresholds{}) // more than 10 letters, or 10 new within an hour
-	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	for count := range 15 {
-		for _, alert := range a.Observe(now.Add(time.Duration(count)*time.Minute), count) {
-			fmt.Println(alert)
-		}
+func ExampleThresholds() {
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+		// No size alert; an alert when more than 2 letters arrive within
+		// an hour, however many the queue held before.
+		Thresholds: dlq.Thresholds{Size: dlq.Off, Growth: 2, Window: time.Hour},
+		OnAlert:    func(_ context.Context, a dlq.Alert) { fmt.Println(a.Kind, a.Firing, a) },
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	ctx := context.Background()
+	m.Check(ctx) // the baseline of growth: 0 letters
+	for i := range 4 {
+		dlq.Record(ctx, m, dlq.Job{ID: fmt.Sprint(i), Source: "llm-jobs"}, errors.New("model overloaded"))
 	}
-	for _, alert := range a.Observe(now.Add(3*time.Hour), 2) {
-		fmt.Println(alert)
-	}
+	dlq.Replay(ctx, m, dlq.Filter{}, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
 	// Output:
-	// dead letter queue holds 11 letters (more than 10)
-	// dead letter queue grew by 11 letters within 1h0m0s (more than 10)
-	// dead letter queue back to 2 letters (at most 10)
-	// dead letter queue growth back to 0 letters within 1h0m0s (at most 10)
+	// growth true dead letter queue grew by 3 letters within 1h0m0s (more than 2)
+	// growth false dead letter queue growth back to 2 letters within 1h0m0s (at most 2)
 }
 
 func ExampleNewMonitor() {
@@ -157,7 +208,7 @@ func ExampleNewMonitor() {
 			return a
 		},
 	}))
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
 		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
 		OnAlert: func(_ context.Context, a dlq.Alert) {
 			fmt.Printf("page the team: %v; top cause %q\n", a, a.Groups[0].Signature)
@@ -232,7 +283,7 @@ func ExampleMonitor_Watch() {
 		dlq.Record(context.Background(), shared, dlq.Job{ID: fmt.Sprint(i), Source: "s"}, errors.New("boom"))
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
-	m, _ := dlq.NewMonitor(shared, dlq.MonitorOptions{
+	m, _ := dlq.NewMonitor(shared, dlq.MonitorConfig{
 		OnAlert: func(_ context.Context, a dlq.Alert) {
 			fmt.Println(a)
 			stop(errors.New("seen"))
@@ -245,26 +296,34 @@ func ExampleMonitor_Watch() {
 	// seen
 }
 
-func ExampleMonitorOptions() {
-	// What a metrics module subscribes to: counters of letters recorded and
-	// replayed, a gauge of the queue's depth.
-	recorded := map[string]int{} // by source and stop reason
+func ExampleMonitorConfig() {
+	// What a metrics module follows: letters added (by source and stop
+	// reason), replays and their outcome, the queue's depth.
+	added := map[string]int{}
 	var depth int
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
-		OnRecord: func(_ context.Context, l dlq.Letter) { recorded[l.Job.Source+" "+string(l.StopReason)]++ },
-		OnReplay: func(_ context.Context, id string, err error) { fmt.Println("replayed", id, err) },
-		OnDepth:  func(_ context.Context, n int) { depth = n },
-		Logger:   slog.New(slog.DiscardHandler),
+	o := observe.Func(func(_ context.Context, e observe.Event) {
+		switch e.Kind {
+		case observe.LetterAdded:
+			l := e.Detail.(dlq.Letter)
+			added[l.Job.Source+" "+l.StopReason]++
+		case observe.LetterReplayed:
+			fmt.Println("replayed", e.Detail, e.Err)
+		case observe.QueueCounted:
+			depth = e.Detail.(int)
+		}
 	})
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{Observer: o, Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
-	dlq.Record(ctx, m, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("model overloaded"))
-	dlq.Record(ctx, m, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("model overloaded")) // redelivered
+	r, _ := retry.New(retry.WithMaxAttempts(2), retry.WithBackoff(backoff.Constant(time.Millisecond)))
+	overloaded := func(context.Context) error { return &classify.StatusError{Code: http.StatusServiceUnavailable} }
+	dlq.Do(ctx, r, m, dlq.Job{ID: "1", Source: "llm-jobs"}, overloaded)
+	dlq.Do(ctx, r, m, dlq.Job{ID: "1", Source: "llm-jobs"}, overloaded) // redelivered: no letter added
 	dlq.Record(ctx, m, dlq.Job{ID: "2", Source: "emails"}, errors.New("mailbox full"))
-	fmt.Println(recorded, depth)
+	fmt.Println(added, depth)
 	dlq.Replay(ctx, m, dlq.Filter{Source: "emails"}, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
 	fmt.Println(depth)
 	// Output:
-	// map[emails failed:1 llm-jobs failed:1] 2
+	// map[emails failed:1 llm-jobs max-attempts:1] 2
 	// replayed df8dad1278b9df42 <nil>
 	// 1
 }

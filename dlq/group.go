@@ -16,7 +16,7 @@ import (
 // error does not make every letter its own group.
 const maxSignatureMessage = 200
 
-// Patterns of Normalize, compiled once and never changed.
+// Patterns of normalize, compiled once and never changed.
 var (
 	timestamps = []*regexp.Regexp{
 		// RFC 3339 and time.Time's String: 2026-11-29T10:06:00.5Z, 2026-11-29 10:06:00 +0000 UTC
@@ -35,16 +35,11 @@ var (
 	spaces    = regexp.MustCompile(`\s+`)
 )
 
-// Normalize rewrites msg so that two occurrences of one cause read the same.
-// In this order: timestamps (RFC 3339, time.Time's String, HTTP dates, clock
-// times) become <time>; UUIDs <uuid>; e-mail addresses <email>; IPv4 and
-// IPv6 addresses, with their port, <addr>; then, in each word that holds a
-// digit, a hexadecimal id (0x…, or 8 or more hex digits with a letter)
-// becomes <hex>, an opaque token (16 or more characters, 4 or more of them
-// digits) <id>, and any other run of digits <n>; runs of spaces become one.
-// So "timeout after 3012ms on 10.0.0.7" and "timeout after 998ms on
-// 10.0.0.9" both read "timeout after <n>ms on <addr>".
-func Normalize(msg string) string {
+// normalize rewrites msg so that two occurrences of one cause read the same,
+// by the rules Signature documents: "timeout after 3012ms on 10.0.0.7" and
+// "timeout after 998ms on 10.0.0.9" both read "timeout after <n>ms on
+// <addr>".
+func normalize(msg string) string {
 	for _, re := range timestamps {
 		msg = re.ReplaceAllString(msg, "<time>")
 	}
@@ -116,10 +111,18 @@ func countDigits(s string) int {
 }
 
 // Signature returns the root-cause signature of a letter's last error: its
-// innermost type, its class and its normalised message (cut at 200 bytes),
+// innermost type, its class and its message normalised (cut at 200 bytes),
 // e.g. "*errors.errorString [unclassified] timeout after <n>ms on <addr>".
+//
+// Normalising removes what varies between occurrences of one cause, in this
+// order: timestamps (RFC 3339, time.Time's String, HTTP dates, clock times)
+// become <time>; UUIDs <uuid>; e-mail addresses <email>; IPv4 and IPv6
+// addresses, with their port, <addr>; then, in each word that holds a
+// digit, a hexadecimal id (0x…, or 8 or more hex digits with a letter)
+// becomes <hex>, an opaque token (16 or more characters, 4 or more of them
+// digits) <id>, and any other run of digits <n>; runs of spaces become one.
 func (l Letter) Signature() string {
-	msg := Normalize(l.Last.Error)
+	msg := normalize(l.Last.Error)
 	if len(msg) > maxSignatureMessage {
 		msg = clipAt(msg, maxSignatureMessage)
 	}

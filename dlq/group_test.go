@@ -11,7 +11,7 @@ import (
 	"github.com/retrykit/retry/dlq"
 )
 
-func TestNormalizeRemovesWhatVariesBetweenOccurrences(t *testing.T) {
+func TestSignaturesRemoveWhatVariesBetweenOccurrences(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"numbers and an IPv4 address", "timeout after 3012ms on 10.0.0.7", "timeout after <n>ms on <addr>"},
 		{"an address with its port, before the message's colon", "dial tcp 10.0.0.7:443: connect: connection refused", "dial tcp <addr>: connect: connection refused"},
@@ -34,8 +34,9 @@ func TestNormalizeRemovesWhatVariesBetweenOccurrences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is normalised", func(t *testing.T) {
-			if got := dlq.Normalize(tt.in); got != tt.want {
-				t.Fatalf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+			l := dlq.Letter{Last: dlq.Failure{Type: "T", Error: tt.in, Decision: classify.Decision{Reason: "c"}}}
+			if got, want := l.Signature(), "T [c] "+tt.want; got != want {
+				t.Fatalf("the signature of %q is %q, want %q", tt.in, got, want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/policy"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -15,7 +16,7 @@ var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 // with err, 10ms apart.
 func exhausted(n int, err error) *retry.Error {
 	d := classify.Chain(classify.Default, classify.General)(err)
-	e := &retry.Error{Reason: retry.ErrExhausted, Last: err, Decision: d}
+	e := &retry.Error{Stop: policy.StopAttempts, Reason: retry.ErrExhausted, Last: err, Decision: d}
 	for i := 1; i <= n; i++ {
 		f := retry.Failure{Attempt: i, Err: err, Decision: d}
 		if i < n {

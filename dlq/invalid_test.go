@@ -9,9 +9,11 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/observe"
 )
 
-// spy counts what a call reached: the job, the Enqueuer, a Claimer, hooks.
+// spy counts what a call reached: the job, the Enqueuer, a Claimer, the
+// Monitor's observer and alert hook.
 type spy struct{ ops, enqueues, claims, hooks int }
 
 func (s *spy) op(context.Context) error { s.ops++; return errors.New("boom") }
@@ -22,12 +24,12 @@ func (s *spy) Claim(context.Context, string) (dlq.Claim, error) { s.claims++; re
 func (s *spy) Ack(context.Context, dlq.Claim) error             { s.claims++; return nil }
 func (s *spy) Release(context.Context, dlq.Claim) error         { s.claims++; return nil }
 
-func (s *spy) options() dlq.MonitorOptions {
-	return dlq.MonitorOptions{
+func (s *spy) Observe(context.Context, observe.Event) { s.hooks++ }
+
+func (s *spy) config() dlq.MonitorConfig {
+	return dlq.MonitorConfig{
+		Observer: s,
 		OnAlert:  func(context.Context, dlq.Alert) { s.hooks++ },
-		OnRecord: func(context.Context, dlq.Letter) { s.hooks++ },
-		OnReplay: func(context.Context, string, error) { s.hooks++ },
-		OnDepth:  func(context.Context, int) { s.hooks++ },
 		Logger:   slog.New(slog.DiscardHandler),
 	}
 }
@@ -71,13 +73,13 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"EnqueueFunc.Enqueue with a nil context", func(s *spy, q dlq.Queue) error { return dlq.EnqueueFunc(s.Enqueue).Enqueue(nilCtx, job) }},
 		{"Encode of the zero letter", func(s *spy, q dlq.Queue) error { _, err := dlq.Encode(dlq.Letter{}); return err }},
 		{"Decode of nothing", func(s *spy, q dlq.Queue) error { _, err := dlq.Decode(nil); return err }},
-		{"Letter.Validate of the zero letter", func(s *spy, q dlq.Queue) error { return dlq.Letter{}.Validate() }},
-		{"Letter.MarshalJSON of the zero letter", func(s *spy, q dlq.Queue) error { _, err := dlq.Letter{}.MarshalJSON(); return err }},
-		{"UnmarshalJSON into a nil letter", func(s *spy, q dlq.Queue) error { return (*dlq.Letter)(nil).UnmarshalJSON([]byte(v1)) }},
 		{"Filter.Validate of a negative limit", func(s *spy, q dlq.Queue) error { return dlq.Filter{Limit: -1}.Validate() }},
 		{"NewMemory(-1)", func(s *spy, q dlq.Queue) error { _, err := dlq.NewMemory(-1); return err }},
-		{"NewAlerter of a bad threshold", func(s *spy, q dlq.Queue) error { _, err := dlq.NewAlerter(dlq.Thresholds{Size: -2}); return err }},
-		{"NewMonitor of a nil queue", func(s *spy, q dlq.Queue) error { _, err := dlq.NewMonitor(nil, s.options()); return err }},
+		{"NewMonitor of a nil queue", func(s *spy, q dlq.Queue) error { _, err := dlq.NewMonitor(nil, s.config()); return err }},
+		{"NewMonitor of a bad threshold", func(s *spy, q dlq.Queue) error {
+			_, err := dlq.NewMonitor(q, dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: -2}, Observer: s})
+			return err
+		}},
 		{"a nil Memory's Put", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Put(ctx, l); return err }},
 		{"a nil Memory's Get", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Get(ctx, l.ID); return err }},
 		{"a nil Memory's List", func(s *spy, q dlq.Queue) error { _, err := nilMemory.List(ctx, f); return err }},
@@ -93,7 +95,6 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"the zero Monitor's Discard", func(s *spy, q dlq.Queue) error { return zero.Discard(ctx, l.ID) }},
 		{"the zero Monitor's Purge", func(s *spy, q dlq.Queue) error { _, err := zero.Purge(ctx, f); return err }},
 		{"the zero Monitor's Check", func(s *spy, q dlq.Queue) error { return zero.Check(ctx) }},
-		{"the zero Monitor's CheckAt", func(s *spy, q dlq.Queue) error { return zero.CheckAt(ctx, t0) }},
 		{"the zero Monitor's Watch", func(s *spy, q dlq.Queue) error { return zero.Watch(ctx, time.Minute) }},
 		{"a nil Monitor's Watch", func(s *spy, q dlq.Queue) error { return (*dlq.Monitor)(nil).Watch(ctx, time.Minute) }},
 		{"Monitor.Put with a nil context", func(s *spy, q dlq.Queue) error { _, err := q.Put(nilCtx, sample("2")); return err }},
@@ -106,7 +107,6 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"Monitor.Discard with a nil context", func(s *spy, q dlq.Queue) error { return q.Discard(nilCtx, l.ID) }},
 		{"Monitor.Purge with a nil context", func(s *spy, q dlq.Queue) error { _, err := q.Purge(nilCtx, f); return err }},
 		{"Monitor.Check with a nil context", func(s *spy, q dlq.Queue) error { return q.(*dlq.Monitor).Check(nilCtx) }},
-		{"Monitor.CheckAt a zero time", func(s *spy, q dlq.Queue) error { return q.(*dlq.Monitor).CheckAt(ctx, time.Time{}) }},
 		{"Monitor.Watch with a nil context", func(s *spy, q dlq.Queue) error { return q.(*dlq.Monitor).Watch(nilCtx, time.Minute) }},
 		{"Monitor.Watch every 0", func(s *spy, q dlq.Queue) error { return q.(*dlq.Monitor).Watch(ctx, 0) }},
 	}
@@ -117,7 +117,7 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 			if _, err := inner.Put(ctx, l); err != nil {
 				t.Fatal(err)
 			}
-			m, err := dlq.NewMonitor(inner, s.options())
+			m, err := dlq.NewMonitor(inner, s.config())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 				t.Fatalf("%s = %v; want retry.ErrInvalid", tt.name, err)
 			}
 			if s != (spy{}) {
-				t.Fatalf("%s reached %+v; want nothing run, enqueued, claimed or hooked", tt.name, s)
+				t.Fatalf("%s reached %+v; want nothing run, enqueued, claimed, observed or alerted", tt.name, s)
 			}
 			if ls, _ := inner.List(ctx, dlq.Filter{}); len(ls) != 1 || inner.Discard(ctx, l.ID) != nil {
 				t.Fatalf("%s changed the queue: %d letters, or the letter is claimed", tt.name, len(ls))
@@ -139,9 +139,8 @@ var errBoom = errors.New("boom")
 
 func TestRecordOfInvalidArgumentsKeepsTheJobsError(t *testing.T) {
 	err := dlq.Record(context.Background(), nil, dlq.Job{ID: "7", Source: "s"}, errBoom)
-	var dead *dlq.DeadLetteredError
-	if !errors.Is(err, retry.ErrInvalid) || !errors.Is(err, errBoom) || errors.As(err, &dead) {
-		t.Fatalf("Record(nil queue) = %v; want retry.ErrInvalid wrapping the job's error, and no *DeadLetteredError", err)
+	if !errors.Is(err, retry.ErrInvalid) || !errors.Is(err, errBoom) || errors.Is(err, dlq.ErrDeadLettered) {
+		t.Fatalf("Record(nil queue) = %v; want retry.ErrInvalid wrapping the job's error, and not dead-lettered", err)
 	}
 	if got, want := err.Error(), `dlq: job "7" not dead-lettered: dlq.Record(<nil>): the Queue must not be nil (job error: boom)`; got != want {
 		t.Fatalf("Error = %q, want %q", got, want)
@@ -151,23 +150,27 @@ func TestRecordOfInvalidArgumentsKeepsTheJobsError(t *testing.T) {
 // TestCallsWithoutAnErrorNeverPanicOnZeroArguments: what cannot return an
 // error returns something harmless.
 func TestCallsWithoutAnErrorNeverPanicOnZeroArguments(t *testing.T) {
-	var nilAlerter *dlq.Alerter
-	var nilDead *dlq.DeadLetteredError
 	if l, ok := dlq.NewLetter(dlq.Job{}, nil, time.Time{}); ok || l.ID != "" {
 		t.Fatalf("NewLetter of nothing = %+v, %v; want no letter", l, ok)
 	}
 	if _, ok := dlq.NewLetter(dlq.Job{}, errBoom, time.Time{}); !ok {
 		t.Fatal("NewLetter of a zero job refused an error; the queue's Put refuses the letter")
 	}
-	_ = dlq.GroupLetters(nil)
-	_ = dlq.Normalize("")
-	_ = dlq.LetterID("", "")
-	_ = dlq.Letter{}.Signature() + dlq.Letter{}.Group() + dlq.Alert{}.String() + dlq.AlertKind(0).String()
-	_ = dlq.Filter{}.Match(dlq.Letter{})
-	if a := nilAlerter.Observe(time.Time{}, 0); a != nil {
-		t.Fatalf("a nil Alerter observed %v", a)
+	if _, ok := dlq.NewLetter(dlq.Job{}, &retry.Error{}, time.Time{}); !ok {
+		t.Fatal("NewLetter of a zero *retry.Error refused it; the queue's Put refuses the letter")
 	}
-	if s := nilDead.Error(); s != "<nil>" || nilDead.Unwrap() != nil {
-		t.Fatalf("a nil *DeadLetteredError says %q", s)
+	_ = dlq.GroupLetters(nil)
+	_ = dlq.LetterID("", "")
+	_ = dlq.Letter{}.Signature() + dlq.Letter{}.Group() + dlq.Alert{}.String()
+	_ = dlq.Filter{}.Match(dlq.Letter{})
+}
+
+func TestANilObserverFuncIsNoObserver(t *testing.T) {
+	m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{Observer: observe.Func(nil), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Put(context.Background(), sample("a")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,17 +14,18 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/policy"
 )
 
 // Limits on what one letter keeps, so that a job failing with a huge error or
 // a loop with thousands of attempts cannot make a letter unbounded.
 const (
-	// MaxFailures is how many attempts a letter records: beyond it, the
-	// first and the last MaxFailures/2 are kept (Attempts still counts all).
-	MaxFailures = 64
-	// MaxErrorBytes is the longest error message kept, in bytes; a longer
+	// maxFailures is how many attempts a letter records: beyond it, the
+	// first and the last maxFailures/2 are kept (Attempts still counts all).
+	maxFailures = 64
+	// maxErrorBytes is the longest error message kept, in bytes; a longer
 	// one is cut at a character boundary and ends with "…".
-	MaxErrorBytes = 4096
+	maxErrorBytes = 4096
 )
 
 // Job is a unit of work as its queue delivered it: what a replay puts back.
@@ -44,60 +45,37 @@ type Job struct {
 	Metadata map[string]string
 }
 
-// StopReason says why the retry loop gave up on a dead job: one value per
-// retry sentinel. It is not the class of the job's error ("http 503", see
-// Failure.Decision.Reason and Group.Class): a job failing with one class can
-// stop for several reasons (max-attempts, budget, wait-too-long), and the
-// two are filtered apart (Filter.StopReason, Filter.Class).
-type StopReason string
+// stopFailed is the stop reason of a letter whose error did not come from a
+// retry loop: the one list of reasons (policy.Stop) has no word for it.
+const stopFailed = "failed"
 
-// Stop reasons, one per way a retry loop gives up (see the retry package's
-// sentinels), and one for an error that did not come from a retry loop.
-const (
-	StopMaxAttempts   StopReason = "max-attempts"   // retry.ErrExhausted
-	StopElapsed       StopReason = "elapsed"        // retry.ErrElapsed
-	StopDeadline      StopReason = "deadline"       // retry.ErrDeadline
-	StopBudget        StopReason = "budget"         // retry.ErrBudget
-	StopPermanent     StopReason = "permanent"      // retry.ErrPermanent
-	StopNotIdempotent StopReason = "not-idempotent" // retry.ErrNotIdempotent
-	StopClassLimit    StopReason = "class-limit"    // retry.ErrClassLimit
-	StopWaitTooLong   StopReason = "wait-too-long"  // retry.ErrWaitTooLong
-	StopKeyRequired   StopReason = "key-required"   // retry.ErrKeyRequired
-	StopFailed        StopReason = "failed"         // an error that is not a *retry.Error
-)
-
-var stopReasons = []struct {
-	err    error
-	reason StopReason
-}{
-	{retry.ErrExhausted, StopMaxAttempts},
-	{retry.ErrElapsed, StopElapsed},
-	{retry.ErrDeadline, StopDeadline},
-	{retry.ErrBudget, StopBudget},
-	{retry.ErrPermanent, StopPermanent},
-	{retry.ErrNotIdempotent, StopNotIdempotent},
-	{retry.ErrClassLimit, StopClassLimit},
-	{retry.ErrWaitTooLong, StopWaitTooLong},
-	{retry.ErrKeyRequired, StopKeyRequired},
+// stopReason is the stop reason a letter stores for s: its stable label. A
+// *retry.Error built by hand without a Stop (policy.Continue) says only that
+// the call failed.
+func stopReason(s policy.Stop) string {
+	if s == policy.Continue {
+		return stopFailed
+	}
+	return s.String()
 }
 
-// reasonOf maps a retry loop's reason to a letter's. The context's cause
-// (the caller cancelled, or its deadline passed) has none: that job was not
-// given up on, its caller was, and it must be redelivered, not buried.
-func reasonOf(err error) (StopReason, bool) {
-	for _, r := range stopReasons {
-		if err == r.err {
-			return r.reason, true
+// stopOf is the reason whose label is a letter's stop reason, and
+// policy.Continue for "failed" and for a label this code does not know (one
+// written by a newer version).
+func stopOf(label string) policy.Stop {
+	for s := range policy.Stops() {
+		if s.String() == label {
+			return s
 		}
 	}
-	return "", false
+	return policy.Continue
 }
 
 // Failure records one failed attempt of a dead job.
 type Failure struct {
 	Attempt  int               // 1-based; 0 when no attempt was made
 	Type     string            // Go type of the innermost error, e.g. "syscall.Errno"
-	Error    string            // the error's message, at most MaxErrorBytes
+	Error    string            // the error's message, at most 4096 bytes (cut at a character, ending "…")
 	Decision classify.Decision // how the attempt's error was classified; Decision.Reason is its class, e.g. "http 503"
 	Delay    time.Duration     // the wait that followed it; 0 for the last
 }
@@ -109,8 +87,13 @@ type Letter struct {
 	// letter, which makes storing it idempotent.
 	ID  string
 	Job Job
-	// StopReason is why the retry loop gave up on the job.
-	StopReason StopReason
+	// StopReason is why the retry loop gave up on the job: the stable label
+	// of its policy.Stop (the *retry.Error's Stop.String(): max-attempts,
+	// budget, limited, breaker-open, …), or "failed" for an error that did
+	// not come from a retry loop. It is not the class of the job's error
+	// ("http 503", Last.Decision.Reason): a job failing with one class can
+	// stop for several reasons, and Filter tells the two apart.
+	StopReason string
 	// Attempts counts every attempt the job made, the first included.
 	Attempts int
 	// Waited is the time spent waiting between attempts, Elapsed the time
@@ -125,10 +108,12 @@ type Letter struct {
 	// was dead-lettered.
 	FirstFailure, LastFailure time.Time
 	// Last is the last attempt's error and its classification; for a loop
-	// that stopped before any attempt (key-required) it holds the loop's
-	// reason, retry.ErrKeyRequired.
+	// that stopped before any attempt (key-required, limited, breaker-open)
+	// it holds the stage's refusal, or else the loop's reason (e.g.
+	// retry.ErrLimited).
 	Last Failure
-	// Failures lists the attempts' errors in order (see MaxFailures).
+	// Failures lists the attempts' errors in order: at most 64, the first
+	// and the last 32 of a longer run (Attempts still counts them all).
 	Failures []Failure
 }
 
@@ -144,12 +129,18 @@ func LetterID(source, jobID string) string {
 }
 
 // NewLetter builds the letter of job, which failed for good with err at now.
-// It reads a *retry.Error anywhere in err's chain: its stop reason, attempts,
-// waits and every attempt's error and classification. Another error makes a
-// letter of one attempt, classified by classify.Default (stop reason failed).
+// It reads a *retry.Error anywhere in err's chain: why the loop stopped
+// (StopReason is its Stop's label), its attempts, waits and every attempt's
+// error and classification. Every reason of policy.Stop makes a letter but
+// the caller's cancellation: the policy's, the retry budget's, a rate
+// limiter's or a circuit breaker's refusal (limited, breaker-open: nothing
+// was sent, and the job was not done), and any reason added later. Another
+// error makes a letter of one attempt, classified by classify.Default, with
+// stop reason "failed".
 //
-// It returns false, and no letter, for a nil err and for a retry loop
-// stopped by its context: that job was not given up on, its caller was.
+// It returns false, and no letter, only for a nil err and for a retry loop
+// that the caller's context ended (policy.StopCanceled): that job was not
+// given up on, its caller was, and it must be redelivered, not buried.
 func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 	if err == nil {
 		return Letter{}, false
@@ -158,16 +149,15 @@ func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 	var rerr *retry.Error
 	if !errors.As(err, &rerr) {
 		d := classify.Chain(classify.Default, classify.General)(err)
-		l.StopReason, l.Attempts, l.FirstFailure = StopFailed, 1, l.LastFailure
+		l.StopReason, l.Attempts, l.FirstFailure = stopFailed, 1, l.LastFailure
 		l.Last = newFailure(1, err, d, 0)
 		l.Failures = []Failure{l.Last}
 		return l, true
 	}
-	reason, ok := reasonOf(rerr.Reason)
-	if !ok {
+	if rerr.Stop == policy.StopCanceled {
 		return Letter{}, false
 	}
-	l.StopReason, l.Attempts = reason, rerr.Attempts
+	l.StopReason, l.Attempts = stopReason(rerr.Stop), rerr.Attempts
 	l.Waited, l.Elapsed, l.RetryAfter = rerr.Waited, rerr.Elapsed, rerr.RetryAfter
 	l.FirstFailure = l.LastFailure.Add(-rerr.Elapsed)
 	if len(rerr.Failures) > 0 && !rerr.Failures[0].At.IsZero() && !rerr.Failures[0].At.After(now) {
@@ -186,8 +176,8 @@ func failures(fs []retry.Failure) []Failure {
 		return nil
 	}
 	keep := fs
-	if len(fs) > MaxFailures {
-		keep = append(fs[:MaxFailures/2:MaxFailures/2], fs[len(fs)-MaxFailures/2:]...)
+	if len(fs) > maxFailures {
+		keep = append(fs[:maxFailures/2:maxFailures/2], fs[len(fs)-maxFailures/2:]...)
 	}
 	out := make([]Failure, len(keep))
 	for i, f := range keep {
@@ -225,33 +215,33 @@ func rootType(err error) string {
 	return reflect.TypeOf(err).String()
 }
 
-// clip makes s valid UTF-8 of at most MaxErrorBytes bytes.
+// clip makes s valid UTF-8 of at most maxErrorBytes bytes.
 func clip(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= MaxErrorBytes {
+	if len(s) <= maxErrorBytes {
 		return s
 	}
 	const ellipsis = "…"
-	cut := MaxErrorBytes - len(ellipsis)
+	cut := maxErrorBytes - len(ellipsis)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + ellipsis
 }
 
-// Validate reports whether l can be stored and read back unchanged: the id
+// validate reports whether l can be stored and read back unchanged: the id
 // matches the job, the required fields are set, strings are valid UTF-8,
 // counts and durations are not negative, times are set, in order and between
-// years 1 and 9999, and the bounds of MaxFailures and MaxErrorBytes hold.
+// years 1 and 9999, and the bounds of maxFailures and maxErrorBytes hold.
 // The error is a *retry.InvalidError naming the field.
-func (l Letter) Validate() error {
+func (l Letter) validate() error {
 	if err := l.Job.validate(); err != nil {
 		return err
 	}
 	if want := LetterID(l.Job.Source, l.Job.ID); l.ID != want {
 		return argerr.New("dlq.Letter.ID", l.ID, "must be LetterID(Job.Source, Job.ID) = "+want)
 	}
-	if l.StopReason == "" || !utf8.ValidString(string(l.StopReason)) {
+	if l.StopReason == "" || !utf8.ValidString(l.StopReason) {
 		return argerr.New("dlq.Letter.StopReason", l.StopReason, "must be non-empty UTF-8")
 	}
 	if err := l.validateNumbers(); err != nil {
@@ -260,8 +250,8 @@ func (l Letter) Validate() error {
 	if err := l.validateTimes(); err != nil {
 		return err
 	}
-	if len(l.Failures) > MaxFailures {
-		return argerr.New("dlq.Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", MaxFailures))
+	if len(l.Failures) > maxFailures {
+		return argerr.New("dlq.Letter.Failures", len(l.Failures), fmt.Sprintf("must hold at most %d failures", maxFailures))
 	}
 	if err := l.Last.validate("dlq.Letter.Last"); err != nil {
 		return err
@@ -328,8 +318,8 @@ func (f Failure) validate(name string) error {
 		return argerr.New(name+".Decision", f.Decision, "RetryAfter and Limit must not be negative")
 	case f.Decision.Verdict > classify.Stop:
 		return argerr.New(name+".Decision.Verdict", f.Decision.Verdict, "unknown verdict")
-	case len(f.Error) > MaxErrorBytes:
-		return argerr.New(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", MaxErrorBytes))
+	case len(f.Error) > maxErrorBytes:
+		return argerr.New(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", maxErrorBytes))
 	}
 	for _, s := range []string{f.Type, f.Error, f.Decision.Reason} {
 		if !utf8.ValidString(s) {

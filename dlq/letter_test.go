@@ -13,6 +13,13 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/policy"
+)
+
+// The bounds of a letter, as the package documents them.
+const (
+	maxFailures   = 64
+	maxErrorBytes = 4096
 )
 
 func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
@@ -22,7 +29,7 @@ func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
 	switch {
 	case !ok:
 		t.Fatal("NewLetter refused an exhausted retry loop")
-	case l.ID != dlq.LetterID("llm-jobs", "7") || l.StopReason != dlq.StopMaxAttempts || l.Attempts != 3:
+	case l.ID != dlq.LetterID("llm-jobs", "7") || l.StopReason != "max-attempts" || l.Attempts != 3:
 		t.Fatalf("letter = %+v; want its id, max-attempts, 3 attempts", l)
 	case l.Waited != 20*time.Millisecond || l.Elapsed != 21*time.Millisecond:
 		t.Fatalf("waited %v, elapsed %v; want 20ms, 21ms", l.Waited, l.Elapsed)
@@ -33,43 +40,16 @@ func TestNewLetterRecordsWhatTheRetryLoopKnew(t *testing.T) {
 	case len(l.Failures) != 3 || l.Failures[0].Delay != 10*time.Millisecond || l.Failures[2].Delay != 0 || l.Failures[1].Attempt != 2:
 		t.Fatalf("failures = %+v; want three, with their delays", l.Failures)
 	}
-	if err := l.Validate(); err != nil {
+	if _, err := dlq.Encode(l); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestNewLetterMapsEveryReason(t *testing.T) {
-	tests := []struct {
-		reason error
-		want   dlq.StopReason
-	}{
-		{retry.ErrExhausted, dlq.StopMaxAttempts},
-		{retry.ErrElapsed, dlq.StopElapsed},
-		{retry.ErrDeadline, dlq.StopDeadline},
-		{retry.ErrBudget, dlq.StopBudget},
-		{retry.ErrPermanent, dlq.StopPermanent},
-		{retry.ErrNotIdempotent, dlq.StopNotIdempotent},
-		{retry.ErrClassLimit, dlq.StopClassLimit},
-		{retry.ErrWaitTooLong, dlq.StopWaitTooLong},
-		{retry.ErrKeyRequired, dlq.StopKeyRequired},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%v is dead-lettered as %s", tt.reason, tt.want), func(t *testing.T) {
-			e := exhausted(1, errors.New("x"))
-			e.Reason = tt.reason
-			l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
-			if !ok || l.StopReason != tt.want {
-				t.Fatalf("NewLetter = %q, %v; want %q, true", l.StopReason, ok, tt.want)
-			}
-		})
 	}
 }
 
 func TestNewLetterRefusesWhatWasNotGivenUp(t *testing.T) {
 	cancelled := exhausted(1, errors.New("x"))
-	cancelled.Reason = context.Canceled
+	cancelled.Stop, cancelled.Reason = policy.StopCanceled, context.Canceled
 	custom := exhausted(1, errors.New("x"))
-	custom.Reason = errors.New("shutting down") // a context's cause
+	custom.Stop, custom.Reason = policy.StopCanceled, errors.New("shutting down") // a context's cause
 	for name, err := range map[string]error{"a nil error": nil, "a cancelled loop": cancelled, "a loop stopped by its context's cause": custom} {
 		t.Run(name+" is no letter", func(t *testing.T) {
 			if _, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, err, t0); ok {
@@ -79,36 +59,45 @@ func TestNewLetterRefusesWhatWasNotGivenUp(t *testing.T) {
 	}
 }
 
+func TestNewLetterOfAHandMadeErrorWithoutAStopSaysFailed(t *testing.T) {
+	e := exhausted(2, errors.New("x"))
+	e.Stop = policy.Continue
+	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
+	if !ok || l.StopReason != "failed" || l.Attempts != 2 || len(l.Failures) != 2 {
+		t.Fatalf("letter = %+v, %v; want stop reason failed, with the loop's two attempts", l, ok)
+	}
+}
+
 func TestNewLetterOfAPlainErrorClassifiesIt(t *testing.T) {
 	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, &classify.StatusError{Code: http.StatusForbidden}, t0)
-	if !ok || l.StopReason != dlq.StopFailed || l.Attempts != 1 || len(l.Failures) != 1 ||
+	if !ok || l.StopReason != "failed" || l.Attempts != 1 || len(l.Failures) != 1 ||
 		l.Last.Decision.Verdict != classify.Stop || l.Last.Type != "*classify.StatusError" {
 		t.Fatalf("letter = %+v; want one failed attempt, classified stop", l)
 	}
 }
 
 func TestNewLetterOfALoopStoppedBeforeItsFirstAttemptRecordsTheReason(t *testing.T) {
-	e := &retry.Error{Reason: retry.ErrKeyRequired}
+	e := &retry.Error{Stop: policy.StopKeyRequired, Reason: retry.ErrKeyRequired}
 	l, ok := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, e, t0)
 	if !ok || l.Attempts != 0 || l.Last.Attempt != 0 || !strings.Contains(l.Last.Error, "idempotency key required") {
 		t.Fatalf("letter = %+v; want no attempt and the reason as the last error", l)
 	}
-	if err := l.Validate(); err != nil {
+	if _, err := dlq.Encode(l); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestNewLetterBoundsWhatItKeeps(t *testing.T) {
-	huge := errors.New(strings.Repeat("é", dlq.MaxErrorBytes))
+	huge := errors.New(strings.Repeat("é", maxErrorBytes))
 	l, _ := dlq.NewLetter(dlq.Job{ID: "j", Source: "s"}, exhausted(1000, huge), t0)
-	if len(l.Failures) != dlq.MaxFailures || l.Failures[31].Attempt != 32 || l.Failures[32].Attempt != 969 || l.Attempts != 1000 {
+	if len(l.Failures) != maxFailures || l.Failures[31].Attempt != 32 || l.Failures[32].Attempt != 969 || l.Attempts != 1000 {
 		t.Fatalf("kept %d failures (attempts %d, %d); want %d: the first and last %d", len(l.Failures),
-			l.Failures[31].Attempt, l.Failures[32].Attempt, dlq.MaxFailures, dlq.MaxFailures/2)
+			l.Failures[31].Attempt, l.Failures[32].Attempt, maxFailures, maxFailures/2)
 	}
-	if n := len(l.Last.Error); n > dlq.MaxErrorBytes || !strings.HasSuffix(l.Last.Error, "é…") {
-		t.Fatalf("kept %d bytes ending %q; want at most %d, cut at a character", n, l.Last.Error[n-8:], dlq.MaxErrorBytes)
+	if n := len(l.Last.Error); n > maxErrorBytes || !strings.HasSuffix(l.Last.Error, "é…") {
+		t.Fatalf("kept %d bytes ending %q; want at most %d, cut at a character", n, l.Last.Error[n-8:], maxErrorBytes)
 	}
-	if err := l.Validate(); err != nil {
+	if _, err := dlq.Encode(l); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,7 +118,9 @@ func TestLetterIDSeparatesSourceFromJob(t *testing.T) {
 	}
 }
 
-func TestValidateNamesTheBadField(t *testing.T) {
+// TestEncodeNamesTheBadField: what could not be read back unchanged is
+// refused by Encode, and so by every queue's Put.
+func TestEncodeNamesTheBadField(t *testing.T) {
 	good := sample("j")
 	tests := []struct {
 		name   string
@@ -148,10 +139,10 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"no first failure", func(l *dlq.Letter) { l.FirstFailure = time.Time{} }, "dlq.Letter.FirstFailure"},
 		{"a last failure in year 10000", func(l *dlq.Letter) { l.LastFailure = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "dlq.Letter.LastFailure"},
 		{"failures out of order", func(l *dlq.Letter) { l.LastFailure = l.FirstFailure.Add(-1) }, "dlq.Letter.LastFailure"},
-		{"too many failures", func(l *dlq.Letter) { l.Failures = make([]dlq.Failure, dlq.MaxFailures+1) }, "dlq.Letter.Failures"},
+		{"too many failures", func(l *dlq.Letter) { l.Failures = make([]dlq.Failure, maxFailures+1) }, "dlq.Letter.Failures"},
 		{"a failure's negative delay", func(l *dlq.Letter) { l.Failures[0].Delay = -1 }, "dlq.Letter.Failures[0].Delay"},
 		{"an unknown verdict", func(l *dlq.Letter) { l.Last.Decision.Verdict = 9 }, "dlq.Letter.Last.Decision.Verdict"},
-		{"a too long error", func(l *dlq.Letter) { l.Last.Error = strings.Repeat("x", dlq.MaxErrorBytes+1) }, "dlq.Letter.Last.Error"},
+		{"a too long error", func(l *dlq.Letter) { l.Last.Error = strings.Repeat("x", maxErrorBytes+1) }, "dlq.Letter.Last.Error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {
@@ -159,8 +150,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 			l.Failures = append([]dlq.Failure(nil), good.Failures...)
 			tt.change(&l)
 			var inv *retry.InvalidError
-			if err := l.Validate(); !errors.As(err, &inv) || inv.Name != tt.field {
-				t.Fatalf("Validate = %v; want an *InvalidError naming %s", err, tt.field)
+			if _, err := dlq.Encode(l); !errors.As(err, &inv) || inv.Name != tt.field {
+				t.Fatalf("Encode = %v; want an *InvalidError naming %s", err, tt.field)
 			}
 		})
 	}

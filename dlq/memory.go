@@ -11,16 +11,16 @@ import (
 	"github.com/retrykit/retry/internal/argerr"
 )
 
-// DefaultMemoryLimit is how many letters a Memory queue holds when its
+// defaultMemoryLimit is how many letters a Memory queue holds when its
 // limit is 0.
-const DefaultMemoryLimit = 10_000
+const defaultMemoryLimit = 10_000
 
 // Memory is a Queue in the process's memory, bounded: beyond its limit Put
 // fails with ErrFull rather than drop a letter. It keeps letters encoded, so
 // it returns exactly what a durable queue would. Its letters die with the
 // process: use it for tests, tools and jobs that a restart redelivers.
 //
-// The zero Memory is an empty queue of DefaultMemoryLimit letters. It is safe
+// The zero Memory is an empty queue of at most 10,000 letters. It is safe
 // for concurrent use, and must not be copied after first use.
 type Memory struct {
 	mu      sync.Mutex
@@ -37,7 +37,7 @@ type memLetter struct {
 }
 
 // NewMemory returns an empty Memory queue holding at most limit letters;
-// 0 means DefaultMemoryLimit.
+// 0 means 10,000.
 func NewMemory(limit int) (*Memory, error) {
 	if limit < 0 {
 		return nil, argerr.New("dlq.NewMemory", limit, "must not be negative (0 means 10,000)")
@@ -47,7 +47,7 @@ func NewMemory(limit int) (*Memory, error) {
 
 func (m *Memory) max() int {
 	if m.limit == 0 {
-		return DefaultMemoryLimit
+		return defaultMemoryLimit
 	}
 	return m.limit
 }
@@ -55,7 +55,7 @@ func (m *Memory) max() int {
 // check refuses a nil Memory, a nil context and an empty id, before any
 // work.
 func (m *Memory) check(method string, ctx context.Context, ids ...string) error {
-	return CheckCall("dlq.Memory."+method, m != nil, ctx, ids...)
+	return checkCall("dlq.Memory."+method, m != nil, ctx, ids...)
 }
 
 // Put stores l (see Queue).

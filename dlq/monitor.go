@@ -9,38 +9,48 @@ import (
 	"time"
 
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
 // alertGroups is how many root-cause groups a Monitor attaches to an alert.
 const alertGroups = 5
 
-// MonitorOptions configures a Monitor. Its zero value alerts at the default
-// thresholds through slog.Default(), and calls no hook.
+// MonitorConfig configures a Monitor. Its zero value alerts at the default
+// thresholds through slog.Default(), and reports to no observer.
 //
-// The On… hooks are how an observer — metrics, traces, a pager — follows the
-// queue without this package knowing it: they are called synchronously, on
-// the goroutine of the call that caused them, and must be quick and must not
-// call the Monitor. OnAlert and OnDepth are called in order, one at a time.
-type MonitorOptions struct {
+// The Observer and OnAlert are called synchronously, on the goroutine of
+// the call that caused them (Watch's, for what Watch finds); they must be
+// quick, and must not call the Monitor. The events of a count
+// (observe.QueueCounted) and the alerts it raises are delivered in order,
+// one at a time.
+type MonitorConfig struct {
 	// Thresholds says when to alert; the zero value is the default.
 	Thresholds Thresholds
+	// Observer, if set, hears of what happens to the queue through the
+	// Monitor — what a metrics or tracing module follows (package
+	// otelretry implements it):
+	//
+	//   - observe.LetterAdded after the Monitor stored a letter. Detail is
+	//     the Letter (its Job.Source, Group() and StopReason are what a
+	//     count of letters is split by), Stop the policy.Stop its stop
+	//     reason names (policy.Continue for "failed"), Decision its last
+	//     failure's classification (Decision.Reason: its class). A
+	//     duplicate is no letter added: a redelivered job is one letter.
+	//   - observe.LetterReplayed after each replay through the Monitor
+	//     (Monitor.Replay, and so each letter of Replay). Detail is the
+	//     letter's id (a string); Err is nil when the job was enqueued and
+	//     the letter left, and otherwise why it stayed: an error matching
+	//     ErrNotFound or ErrClaimed when another replay had it,
+	//     ErrClaimLapsed when its claim lapsed, or the enqueue's or the
+	//     queue's failure.
+	//   - observe.QueueCounted each time the Monitor counts the letters:
+	//     after each change through it, each Check and each tick of Watch.
+	//     Detail is the count (an int): the depth a gauge reports.
+	//
+	// Alerts are not observations: they go to OnAlert and the Logger.
+	Observer observe.Observer
 	// OnAlert, if set, receives every alert, firing and resolved.
 	OnAlert func(ctx context.Context, a Alert)
-	// OnRecord, if set, is called after the Monitor stored a letter, with
-	// it: its Job.Source, Group() (the root cause), StopReason and class
-	// (Last.Decision.Reason) are what a count of letters recorded is split
-	// by. It is not called for a duplicate: a redelivered job is one letter.
-	OnRecord func(ctx context.Context, l Letter)
-	// OnReplay, if set, is called after each replay through the Monitor
-	// (Monitor.Replay, and so each letter of dlq.Replay), with the letter's
-	// id and the outcome: nil when the job was enqueued and the letter left;
-	// an error matching ErrNotFound or ErrClaimed when another replay had
-	// it, ErrClaimLapsed when its claim lapsed, or else why it stayed.
-	OnReplay func(ctx context.Context, id string, err error)
-	// OnDepth, if set, is called with the number of letters in the queue
-	// each time the Monitor counts them: after each change through it, each
-	// Check and each tick of Watch — the depth a gauge reports.
-	OnDepth func(ctx context.Context, letters int)
 	// Logger receives every alert: WARN when firing, INFO when resolved.
 	// nil means slog.Default(): a dead letter queue nobody hears about is
 	// the trap this type exists to avoid. Pass a logger with a discarding
@@ -50,10 +60,10 @@ type MonitorOptions struct {
 
 // Monitor is a Queue that watches the one it wraps: after every change
 // (Put, Replay, Discard, Purge) it counts the letters and raises an alert
-// when a threshold is crossed — once per crossing — to the OnAlert hook and
-// the logger. A firing alert carries the largest root-cause groups. Its
-// other hooks report each letter stored, each replay and each count (see
-// MonitorOptions).
+// when a threshold is crossed — once per crossing — to OnAlert and the
+// logger. A firing alert carries the largest root-cause groups. Its
+// observer hears of each letter stored, each replay and each count (see
+// MonitorConfig).
 //
 // Growth is measured from the Monitor's first observation: call Check once
 // at start to take it. In a fleet sharing one queue, every process's
@@ -63,47 +73,57 @@ type MonitorOptions struct {
 // A Monitor is made by NewMonitor; every method of the zero Monitor returns
 // a *retry.InvalidError.
 type Monitor struct {
-	q Queue
-	o MonitorOptions
+	q   Queue
+	c   MonitorConfig
+	obs observe.Observer // c.Observer; nil: none
 
 	counts  atomic.Uint64 // counts started, numbering them
 	mu      sync.Mutex
-	a       *Alerter
+	a       *alerter
 	applied uint64 // the number of the latest count observed
 }
 
 // NewMonitor returns a Monitor of q, or a *retry.InvalidError naming a bad
-// option.
-func NewMonitor(q Queue, o MonitorOptions) (*Monitor, error) {
+// field of c.
+func NewMonitor(q Queue, c MonitorConfig) (*Monitor, error) {
 	if q == nil {
 		return nil, argerr.New("dlq.NewMonitor", nil, "the Queue must not be nil")
 	}
-	a, err := NewAlerter(o.Thresholds)
+	a, err := newAlerter(c.Thresholds)
 	if err != nil {
 		return nil, err
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
-	return &Monitor{q: q, o: o, a: a}, nil
+	m := &Monitor{q: q, c: c, a: a, obs: c.Observer}
+	if f, ok := m.obs.(observe.Func); ok && f == nil {
+		m.obs = nil
+	}
+	return m, nil
+}
+
+// observe hands e to the observer, if there is one.
+func (m *Monitor) observe(ctx context.Context, e observe.Event) {
+	if m.obs != nil {
+		m.obs.Observe(ctx, e)
+	}
 }
 
 // check refuses a Monitor not made by NewMonitor, and a nil context.
 func (m *Monitor) check(method string, ctx context.Context) error {
-	return CheckCall("dlq.Monitor."+method, m != nil && m.q != nil, ctx)
+	return checkCall("dlq.Monitor."+method, m != nil && m.q != nil, ctx)
 }
 
-// Put stores l in the wrapped queue, then, if l was stored, calls OnRecord
-// and checks the thresholds.
+// Put stores l in the wrapped queue, then, if l was stored, tells the
+// observer (observe.LetterAdded) and checks the thresholds.
 func (m *Monitor) Put(ctx context.Context, l Letter) (bool, error) {
 	if err := m.check("Put", ctx); err != nil {
 		return false, err
 	}
 	stored, err := m.q.Put(ctx, l)
 	if stored {
-		if m.o.OnRecord != nil {
-			m.o.OnRecord(ctx, l)
-		}
+		m.observe(ctx, observe.Event{Kind: observe.LetterAdded, Detail: l, Stop: stopOf(l.StopReason), Decision: l.Last.Decision})
 		m.recount(ctx)
 	}
 	return stored, err
@@ -133,8 +153,9 @@ func (m *Monitor) Count(ctx context.Context, f Filter) (int, error) {
 	return m.q.Count(ctx, f)
 }
 
-// Replay replays the letter id of the wrapped queue, calls OnReplay, and
-// checks the thresholds (an alert may resolve).
+// Replay replays the letter id of the wrapped queue, tells the observer
+// (observe.LetterReplayed), and checks the thresholds (an alert may
+// resolve).
 func (m *Monitor) Replay(ctx context.Context, id string, to Enqueuer) error {
 	if err := m.check("Replay", ctx); err != nil {
 		return err
@@ -143,9 +164,7 @@ func (m *Monitor) Replay(ctx context.Context, id string, to Enqueuer) error {
 		return err
 	}
 	err := m.q.Replay(ctx, id, to)
-	if m.o.OnReplay != nil {
-		m.o.OnReplay(ctx, id, err)
-	}
+	m.observe(ctx, observe.Event{Kind: observe.LetterReplayed, Detail: id, Err: err})
 	if err == nil {
 		m.recount(ctx)
 	}
@@ -181,28 +200,21 @@ func (m *Monitor) Purge(ctx context.Context, f Filter) (int, error) {
 // counting did: the failure is logged.
 func (m *Monitor) recount(ctx context.Context) {
 	if err := m.Check(ctx); err != nil && ctx.Err() == nil {
-		m.o.Logger.LogAttrs(ctx, slog.LevelWarn, "dead letter queue not counted for alerts", slog.Any("error", err))
+		m.c.Logger.LogAttrs(ctx, slog.LevelWarn, "dead letter queue not counted for alerts", slog.Any("error", err))
 	}
 }
 
-// Check counts the letters now and alerts if a threshold was crossed.
-func (m *Monitor) Check(ctx context.Context) error { return m.CheckAt(ctx, time.Now()) }
-
-// CheckAt counts the letters and alerts if a threshold was crossed, as
-// observed at now: the explicit form of Check. A zero now is a
-// *retry.InvalidError.
-func (m *Monitor) CheckAt(ctx context.Context, now time.Time) error {
-	if err := m.check("CheckAt", ctx); err != nil {
+// Check counts the letters, tells the observer (observe.QueueCounted), and
+// alerts if a threshold was crossed.
+func (m *Monitor) Check(ctx context.Context) error {
+	if err := m.check("Check", ctx); err != nil {
 		return err
-	}
-	if now.IsZero() {
-		return argerr.New("dlq.Monitor.CheckAt", now, "the time must be set")
 	}
 	// Counts are numbered as they start, and one that answers after a later
 	// one was observed is dropped: observed late, a stale count would make an
 	// alert fire, resolve and fire again as concurrent letters arrive. The
 	// count itself runs outside the lock, so a slow queue stalls no one.
-	seq := m.counts.Add(1)
+	now, seq := time.Now(), m.counts.Add(1)
 	n, err := m.q.Count(ctx, Filter{})
 	if err != nil {
 		return err
@@ -213,10 +225,8 @@ func (m *Monitor) CheckAt(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	m.applied = seq
-	if m.o.OnDepth != nil {
-		m.o.OnDepth(ctx, n)
-	}
-	for _, a := range m.a.Observe(now, n) {
+	m.observe(ctx, observe.Event{Kind: observe.QueueCounted, Detail: n})
+	for _, a := range m.a.observe(now, n) {
 		if a.Firing {
 			a.Groups = m.groups(ctx)
 		}
@@ -237,18 +247,18 @@ func (m *Monitor) groups(ctx context.Context) []Group {
 }
 
 func (m *Monitor) deliver(ctx context.Context, a Alert) {
-	if m.o.OnAlert != nil {
-		m.o.OnAlert(ctx, a)
+	if m.c.OnAlert != nil {
+		m.c.OnAlert(ctx, a)
 	}
 	level, msg := slog.LevelWarn, "dead letter queue alert"
 	if !a.Firing {
 		level, msg = slog.LevelInfo, "dead letter queue alert resolved"
 	}
-	if !m.o.Logger.Enabled(ctx, level) {
+	if !m.c.Logger.Enabled(ctx, level) {
 		return
 	}
 	attrs := []slog.Attr{
-		slog.String("alert", a.Kind.String()), slog.String("summary", a.String()),
+		slog.String("alert", a.Kind), slog.String("summary", a.String()),
 		slog.Int("count", a.Count), slog.Int("growth", a.Growth),
 		slog.Int("threshold", a.Threshold), slog.Duration("window", a.Window),
 	}
@@ -256,7 +266,7 @@ func (m *Monitor) deliver(ctx context.Context, a Alert) {
 		attrs = append(attrs, slog.Group("cause"+strconv.Itoa(i+1),
 			slog.String("group", g.ID), slog.Int("count", g.Count), slog.String("signature", g.Signature)))
 	}
-	m.o.Logger.LogAttrs(ctx, level, msg, attrs...)
+	m.c.Logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
 // Watch checks the queue every interval until ctx is done, and returns

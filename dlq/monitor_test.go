@@ -33,7 +33,7 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log bytes.Buffer
 		var alerts []dlq.Alert
-		m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+		m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
 			OnAlert: func(_ context.Context, a dlq.Alert) { alerts = append(alerts, a) },
 			Logger:  logTo(&log),
 		})
@@ -47,7 +47,7 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if len(alerts) != 1 || alerts[0].Kind != dlq.AlertSize || !alerts[0].Firing || alerts[0].Count != 11 {
+		if len(alerts) != 1 || alerts[0].Kind != "size" || !alerts[0].Firing || alerts[0].Count != 11 {
 			t.Fatalf("alerts = %+v; want only the size alert, at the 11th letter", alerts)
 		}
 		if !alerts[0].At.Equal(time.Now().Add(-190*time.Minute)) || len(alerts[0].Groups) != 1 || alerts[0].Groups[0].Count != 11 {
@@ -75,9 +75,9 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 func TestMonitorGrowthAlertOnTheFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var alerts []string
-		m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+		m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: dlq.Off, Growth: 5, Window: 10 * time.Minute},
-			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Kind, a.Firing)) },
+			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Kind, " ", a.Firing)) },
 			Logger:     slog.New(slog.DiscardHandler),
 		})
 		for i := range 12 { // a burst: one a second
@@ -98,7 +98,7 @@ func TestWatchSeesLettersOtherProcessesPut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shared := new(dlq.Memory) // as a Redis queue is shared by a fleet
 		var alerts atomic.Int32   // the hook runs on Watch's goroutine
-		m, _ := dlq.NewMonitor(shared, dlq.MonitorOptions{
+		m, _ := dlq.NewMonitor(shared, dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
 			OnAlert:    func(context.Context, dlq.Alert) { alerts.Add(1) },
 			Logger:     slog.New(slog.DiscardHandler),
@@ -134,7 +134,7 @@ func (*failing) Count(context.Context, dlq.Filter) (int, error) { return 0, erro
 
 func TestMonitorLogsWhenItCannotCount(t *testing.T) {
 	var log bytes.Buffer
-	m, _ := dlq.NewMonitor(new(failing), dlq.MonitorOptions{Logger: logTo(&log)})
+	m, _ := dlq.NewMonitor(new(failing), dlq.MonitorConfig{Logger: logTo(&log)})
 	if stored, err := m.Put(context.Background(), sample("a")); !stored || err != nil {
 		t.Fatalf("Put = %v, %v; a counting failure must not fail it", stored, err)
 	}
@@ -147,22 +147,22 @@ func TestNewMonitorValidates(t *testing.T) {
 	tests := []struct {
 		name  string
 		q     dlq.Queue
-		o     dlq.MonitorOptions
+		c     dlq.MonitorConfig
 		field string
 	}{
-		{"a nil queue", nil, dlq.MonitorOptions{}, "dlq.NewMonitor"},
-		{"a bad threshold", new(dlq.Memory), dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: -3}}, "dlq.Thresholds.Size"},
+		{"a nil queue", nil, dlq.MonitorConfig{}, "dlq.NewMonitor"},
+		{"a bad threshold", new(dlq.Memory), dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: -3}}, "dlq.Thresholds.Size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
-			_, err := dlq.NewMonitor(tt.q, tt.o)
+			_, err := dlq.NewMonitor(tt.q, tt.c)
 			var inv *retry.InvalidError
 			if !errors.As(err, &inv) || inv.Name != tt.field {
 				t.Fatalf("NewMonitor = %v; want an *InvalidError naming %s", err, tt.field)
 			}
 		})
 	}
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{})
+	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{})
 	if err := m.Watch(context.Background(), 0); !errors.Is(err, retry.ErrInvalid) {
 		t.Fatalf("Watch(0) = %v; want retry.ErrInvalid", err)
 	}
@@ -187,7 +187,7 @@ func TestConcurrentLettersDoNotMakeTheAlertFlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &staleCount{Memory: new(dlq.Memory)}
 		var alerts []string
-		m, err := dlq.NewMonitor(q, dlq.MonitorOptions{
+		m, err := dlq.NewMonitor(q, dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: 3, Growth: dlq.Off},
 			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Firing, a.Count)) },
 			Logger:     slog.New(slog.DiscardHandler),

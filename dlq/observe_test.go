@@ -9,42 +9,53 @@ import (
 	"testing"
 
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/observe"
 )
 
-// TestMonitorHooksSeeEveryLetterReplayAndCount is what a metrics module
-// relies on: one OnRecord per letter stored (not per duplicate) with its
-// source and group, one OnDepth per count, one OnReplay per replay with
-// its outcome.
-func TestMonitorHooksSeeEveryLetterReplayAndCount(t *testing.T) {
+// TestTheObserverHearsEveryLetterReplayAndCount is what a metrics module
+// relies on: one LetterAdded per letter stored (not per duplicate) with the
+// letter, its policy.Stop and its classification; one QueueCounted per
+// count; one LetterReplayed per replay with its outcome — in order with the
+// alerts, which go to their own hook.
+func TestTheObserverHearsEveryLetterReplayAndCount(t *testing.T) {
 	ctx := context.Background()
 	var events []string
-	m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorOptions{
+	m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
 		Thresholds: dlq.Thresholds{Size: 1, Growth: dlq.Off},
 		OnAlert: func(_ context.Context, a dlq.Alert) {
 			events = append(events, fmt.Sprint("alert ", a.Kind, " ", a.Firing))
 		},
-		OnRecord: func(_ context.Context, l dlq.Letter) {
-			events = append(events, fmt.Sprint("record ", l.Job.Source, " ", l.Group() == sample("x").Group(), " ", l.StopReason))
-		},
-		OnReplay: func(_ context.Context, id string, err error) {
-			events = append(events, fmt.Sprint("replay ", id == dlq.LetterID("test", "a"), " ", err))
-		},
-		OnDepth: func(_ context.Context, n int) { events = append(events, fmt.Sprint("depth ", n)) },
-		Logger:  slog.New(slog.DiscardHandler),
+		Observer: observe.Func(func(_ context.Context, e observe.Event) {
+			switch e.Kind {
+			case observe.LetterAdded:
+				l := e.Detail.(dlq.Letter)
+				events = append(events, fmt.Sprint("added ", l.Job.ID, " ", l.Group() == sample("x").Group(), " ", l.StopReason, " ", e.Stop, " ", e.Decision.Reason))
+			case observe.LetterReplayed:
+				events = append(events, fmt.Sprint("replayed ", e.Detail == dlq.LetterID("test", "a"), " ", e.Err))
+			case observe.QueueCounted:
+				events = append(events, fmt.Sprint("counted ", e.Detail))
+			default:
+				events = append(events, fmt.Sprint("unexpected ", e.Kind))
+			}
+		}),
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	plain, _ := dlq.NewLetter(dlq.Job{ID: "c", Source: "test"}, errors.New("boom"), t0)
 	m.Put(ctx, sample("a"))
 	m.Put(ctx, sample("a")) // redelivered: no letter, no event
 	m.Put(ctx, sample("b"))
+	m.Put(ctx, plain)
 	m.Replay(ctx, dlq.LetterID("test", "a"), dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
 	m.Replay(ctx, dlq.LetterID("test", "a"), dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil }))
 	want := []string{
-		"record test true max-attempts", "depth 1",
-		"record test true max-attempts", "depth 2", "alert size true",
-		"replay true <nil>", "depth 1", "alert size false",
-		"replay true dlq: letter " + dlq.LetterID("test", "a") + ": letter not found",
+		"added a true max-attempts max-attempts unclassified", "counted 1",
+		"added b true max-attempts max-attempts unclassified", "counted 2", "alert size true",
+		"added c true failed continue unclassified", "counted 3",
+		"replayed true <nil>", "counted 2",
+		"replayed true dlq: letter " + dlq.LetterID("test", "a") + ": letter not found",
 	}
 	if !slices.Equal(events, want) {
 		t.Fatalf("events:\n%q\nwant\n%q", events, want)

@@ -15,7 +15,7 @@ import (
 // already there: then it stores nothing and reports false (a redelivered
 // job is one letter) — except while that letter is being replayed, when
 // the new letter replaces it and the replay leaves it in place, for it is a
-// new death. Put refuses a letter that Letter.Validate refuses.
+// new death. Put refuses a letter that Encode refuses.
 //
 // Get returns the letter with id id, or ErrNotFound.
 //
@@ -82,12 +82,18 @@ func checkContext(name string, ctx context.Context) error {
 
 // Filter selects letters. Its zero value selects every letter; each field
 // set narrows the selection.
+//
+// StopReason selects by why the retry loop gave up (Letter.StopReason): the
+// label of a policy.Stop, e.g. policy.StopBudget.String() ("budget") or
+// policy.StopLimited.String() ("limited"), or "failed". Class selects by the
+// kind of failure (Last.Decision.Reason, e.g. "http 503"), which is not the
+// same: a job failing with one class can stop for several reasons.
 type Filter struct {
-	IDs        []string   // only these letters
-	Source     string     // Job.Source
-	StopReason StopReason // why the retry loop gave up on them
-	Class      string     // the class of their last error (Last.Decision.Reason), e.g. "http 503"
-	Group      string     // Letter.Group(): one root cause (see GroupLetters)
+	IDs        []string // only these letters
+	Source     string   // Job.Source
+	StopReason string   // Letter.StopReason: a policy.Stop's label, or "failed"
+	Class      string   // the class of their last error (Last.Decision.Reason), e.g. "http 503"
+	Group      string   // Letter.Group(): one root cause (see GroupLetters)
 	// Since and Until bound LastFailure: Since <= LastFailure < Until.
 	Since, Until time.Time
 	// Limit caps how many letters List returns (the oldest); 0 means no
@@ -110,7 +116,8 @@ func (f Filter) Match(l Letter) bool {
 	return true
 }
 
-// Validate reports a negative Limit, as a *retry.InvalidError.
+// Validate reports a negative Limit, as a *retry.InvalidError: what every
+// queue's List, Count and Purge refuse.
 func (f Filter) Validate() error {
 	if f.Limit < 0 {
 		return argerr.New("dlq.Filter.Limit", f.Limit, "must not be negative (0 means no limit)")

@@ -12,16 +12,18 @@ import (
 )
 
 // Record dead-letters job if err says it failed for good, with everything the
-// retry loop knew (see NewLetter), and returns a *DeadLetteredError naming
-// the letter — also when the job was already there (Duplicate): a
-// redelivered message is one letter. The caller acknowledges the job's
-// message on a *DeadLetteredError, and lets it be redelivered otherwise.
+// retry loop knew (see NewLetter), and returns an error that matches
+// ErrDeadLettered and wraps err, naming the letter — also when the job was
+// already there ("already dead-lettered"): a redelivered message is one
+// letter. The caller acknowledges the job's message when
+// errors.Is(err, ErrDeadLettered), and lets it be redelivered otherwise.
 //
 // Record returns nil for a nil err. It returns err unchanged, storing
 // nothing, when the retry loop was stopped by its context or ctx is done:
 // the caller gave up, not the job (use context.WithoutCancel to dead-letter
 // during a shutdown). When the queue refuses the letter it returns an error
-// that wraps both the queue's error and err, and is no *DeadLetteredError.
+// that wraps both the queue's error and err, and does not match
+// ErrDeadLettered.
 //
 // A nil ctx or q is a *retry.InvalidError (wrapping err too), before
 // anything is stored.
@@ -40,7 +42,7 @@ func Record(ctx context.Context, q Queue, job Job, err error) error {
 	if perr != nil {
 		return notStored(job, perr, err)
 	}
-	return &DeadLetteredError{ID: l.ID, Job: job.ID, StopReason: l.StopReason, Duplicate: !stored, Err: err}
+	return &deadLettered{id: l.ID, job: job.ID, stop: l.StopReason, duplicate: !stored, err: err}
 }
 
 // notStored is the error of a job whose letter was not stored: why, and the

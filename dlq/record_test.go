@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -13,6 +14,7 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
+	"github.com/retrykit/retry/policy"
 )
 
 func TestRecord(t *testing.T) {
@@ -27,21 +29,21 @@ func TestRecord(t *testing.T) {
 		{"a nil error is no letter", nil, false, true, 0},
 		{"an exhausted loop is dead-lettered", exhausted(3, syscall.ECONNRESET), true, false, 1},
 		{"a plain error is dead-lettered", &classify.StatusError{Code: http.StatusBadRequest}, true, false, 1},
-		{"a cancelled loop is returned unchanged for redelivery", &retry.Error{Reason: context.Canceled, Last: syscall.ECONNRESET}, false, true, 0},
+		{"a cancelled loop is returned unchanged for redelivery", &retry.Error{Stop: policy.StopCanceled, Reason: context.Canceled, Last: syscall.ECONNRESET}, false, true, 0},
+		{"a refused loop is dead-lettered", &retry.Error{Stop: policy.StopLimited, Reason: retry.ErrLimited}, true, false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := new(dlq.Memory)
 			err := dlq.Record(context.Background(), q, job, tt.err)
-			var dead *dlq.DeadLetteredError
-			if got := errors.As(err, &dead); got != tt.wantDead {
+			if got := errors.Is(err, dlq.ErrDeadLettered); got != tt.wantDead {
 				t.Fatalf("Record = %v; dead-lettered %v, want %v", err, got, tt.wantDead)
 			}
 			if tt.wantSame && err != tt.err {
 				t.Fatalf("Record = %v; want %v unchanged", err, tt.err)
 			}
-			if tt.wantDead && (dead.ID != dlq.LetterID("llm-jobs", "7") || !errors.Is(err, tt.err)) {
-				t.Fatalf("Record = %+v; want the letter id and the job's error inside", dead)
+			if tt.wantDead && (!strings.Contains(err.Error(), dlq.LetterID("llm-jobs", "7")) || !errors.Is(err, tt.err)) {
+				t.Fatalf("Record = %v; want the letter id and the job's error inside", err)
 			}
 			if n, _ := q.Count(context.Background(), dlq.Filter{}); n != tt.wantLetters {
 				t.Fatalf("%d letters, want %d", n, tt.wantLetters)
@@ -55,24 +57,27 @@ func TestRecordThatCannotStoreSaysSoAndKeepsBothErrors(t *testing.T) {
 	ctx := context.Background()
 	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "s"}, exhausted(1, syscall.ECONNRESET))
 	err := dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "s"}, exhausted(1, syscall.ECONNRESET))
-	var dead *dlq.DeadLetteredError
-	if errors.As(err, &dead) || !errors.Is(err, dlq.ErrFull) || !errors.Is(err, retry.ErrExhausted) {
-		t.Fatalf("Record into a full queue = %v; want no *DeadLetteredError, ErrFull and the retry error", err)
+	if errors.Is(err, dlq.ErrDeadLettered) || !errors.Is(err, dlq.ErrFull) || !errors.Is(err, retry.ErrExhausted) {
+		t.Fatalf("Record into a full queue = %v; want it not dead-lettered, ErrFull and the retry error", err)
 	}
 	err = dlq.Record(ctx, q, dlq.Job{Source: "s"}, exhausted(1, syscall.ECONNRESET))
-	if errors.As(err, &dead) || !errors.Is(err, retry.ErrInvalid) {
+	if errors.Is(err, dlq.ErrDeadLettered) || !errors.Is(err, retry.ErrInvalid) {
 		t.Fatalf("Record of a job without an id = %v; want retry.ErrInvalid", err)
 	}
 }
 
-func TestDeadLetteredErrorSaysWhatHappened(t *testing.T) {
-	e := &dlq.DeadLetteredError{ID: "0011223344556677", Job: "7", StopReason: dlq.StopBudget, Err: errors.New("boom")}
-	if got, want := e.Error(), `dlq: job "7" dead-lettered as 0011223344556677 (budget): boom`; got != want {
-		t.Fatalf("Error = %q, want %q", got, want)
-	}
-	e.Duplicate = true
-	if got, want := e.Error(), `dlq: job "7" already dead-lettered as 0011223344556677 (budget): boom`; got != want {
-		t.Fatalf("Error = %q, want %q", got, want)
+func TestRecordSaysWhatHappened(t *testing.T) {
+	q := new(dlq.Memory)
+	e := exhausted(1, errors.New("boom"))
+	e.Stop = policy.StopBudget
+	id := dlq.LetterID("s", "7")
+	for _, want := range []string{
+		`dlq: job "7" dead-lettered as ` + id + ` (budget): ` + e.Error(),
+		`dlq: job "7" already dead-lettered as ` + id + ` (budget): ` + e.Error(),
+	} {
+		if got := dlq.Record(context.Background(), q, dlq.Job{ID: "7", Source: "s"}, e).Error(); got != want {
+			t.Fatalf("Error = %q, want %q", got, want)
+		}
 	}
 }
 
@@ -86,8 +91,7 @@ func TestDoRefusesARetrierThatCannotRunAndStoresNothing(t *testing.T) {
 				calls++
 				return nil
 			})
-			var dead *dlq.DeadLetteredError
-			if !errors.Is(err, retry.ErrInvalid) || errors.As(err, &dead) || calls != 0 {
+			if !errors.Is(err, retry.ErrInvalid) || errors.Is(err, dlq.ErrDeadLettered) || calls != 0 {
 				t.Fatalf("Do = %v after %d calls; want retry.ErrInvalid, no call, no letter", err, calls)
 			}
 			if n, _ := q.Count(context.Background(), dlq.Filter{}); n != 0 {
@@ -104,8 +108,8 @@ func TestDoWithTheDefaultRetrier(t *testing.T) {
 		calls++
 		return classify.Permanent(errors.New("validation failed"))
 	})
-	var dead *dlq.DeadLetteredError
-	if !errors.As(err, &dead) || dead.StopReason != dlq.StopPermanent || calls != 1 {
+	var rerr *retry.Error
+	if !errors.Is(err, dlq.ErrDeadLettered) || !errors.As(err, &rerr) || rerr.Stop != policy.StopPermanent || calls != 1 {
 		t.Fatalf("Do = %v after %d calls; want one call, dead-lettered as permanent", err, calls)
 	}
 }
@@ -127,11 +131,10 @@ func TestFirstFailureIsWhenTheLoopSawIt(t *testing.T) {
 			time.Sleep(time.Minute) // a slow first attempt: the loop's Elapsed does not see it
 			return syscall.ECONNRESET
 		})
-		var dle *dlq.DeadLetteredError
-		if !errors.As(err, &dle) {
-			t.Fatalf("got %v, want a *DeadLetteredError", err)
+		if !errors.Is(err, dlq.ErrDeadLettered) {
+			t.Fatalf("got %v, want it dead-lettered", err)
 		}
-		l, err := q.Get(t.Context(), dle.ID)
+		l, err := q.Get(t.Context(), dlq.LetterID("jobs", "j1"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retrykit/retry/policy"
 )
 
 func TestHelpListsTheCommands(t *testing.T) {
@@ -21,6 +23,20 @@ func TestHelpListsTheCommands(t *testing.T) {
 	r := dlqCmd(t, "purge", "--help").must(t, 0)
 	if !strings.HasPrefix(r.stdout, "usage: dlq purge ") || !strings.Contains(r.stdout, "-yes") || r.stderr != "" {
 		t.Fatalf("purge --help printed\n%s\n(stderr %q)", r.stdout, r.stderr)
+	}
+}
+
+// TestLsHelpNamesEveryStopReason: the reasons --stop-reason takes come from
+// the one list, so a reason added to it is offered without a change here.
+func TestLsHelpNamesEveryStopReason(t *testing.T) {
+	r := dlqCmd(t, "ls", "--help").must(t, 0)
+	for s := range policy.Stops() {
+		if has := strings.Contains(r.stdout, s.String()); has != (s != policy.StopCanceled) {
+			t.Errorf("ls --help names %q: %v; want it named unless it makes no letter", s, has)
+		}
+	}
+	if !strings.Contains(r.stdout, "failed") {
+		t.Errorf("ls --help does not name failed:\n%s", r.stdout)
 	}
 }
 

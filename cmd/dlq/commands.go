@@ -60,7 +60,7 @@ func ls(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.out, nonNil(letters))
+		return writeJSON(e.out, encodeAll(letters))
 	}
 	return printLetters(e.out, letters)
 }
@@ -83,7 +83,7 @@ func show(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.out, l)
+		return writeJSON(e.out, encoded(l))
 	}
 	return printLetter(e.out, l)
 }
@@ -239,7 +239,7 @@ type groupJSON struct {
 func summarize(letters []dlq.Letter, now time.Time, window time.Duration) summary {
 	s := summary{Count: len(letters), Window: window.String(), ByStop: map[string]int{}, BySource: map[string]int{}, Groups: []groupJSON{}}
 	for _, l := range letters {
-		s.ByStop[string(l.StopReason)]++
+		s.ByStop[l.StopReason]++
 		s.BySource[l.Job.Source]++
 		if !l.LastFailure.Before(now.Add(-window)) {
 			s.Growth++

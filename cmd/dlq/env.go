@@ -16,6 +16,7 @@ import (
 	"github.com/retrykit/retry/dlq"
 	dlqredis "github.com/retrykit/retry/dlq/redis"
 	"github.com/retrykit/retry/dlq/sqlite"
+	"github.com/retrykit/retry/policy"
 )
 
 // globals are the flags every command accepts, before or after its name.
@@ -102,7 +103,7 @@ func (e *env) openSQLite(ctx context.Context) (dlq.Queue, func(), error) {
 	case info.IsDir():
 		return nil, nil, fmt.Errorf("--db %s: is a directory, not a SQLite file", e.db)
 	}
-	q, err := sqlite.Open(ctx, e.db, sqlite.Options{})
+	q, err := sqlite.Open(ctx, e.db, sqlite.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +120,7 @@ func (e *env) openRedis(ctx context.Context) (dlq.Queue, func(), error) {
 		c.Close()
 		return nil, nil, fmt.Errorf("redis %s: %w", o.Addr, err)
 	}
-	q, err := dlqredis.New(c, dlqredis.Options{Prefix: e.prefix})
+	q, err := dlqredis.New(c, dlqredis.Config{Prefix: e.prefix})
 	if err != nil {
 		c.Close()
 		return nil, nil, err
@@ -171,6 +172,19 @@ type filterFlags struct {
 	all                              bool
 }
 
+// stopReasons lists the stop reasons a letter can have: every reason of
+// the one list but the caller's cancellation, which makes no letter, and
+// failed (an error that did not come from a retry loop).
+func stopReasons() string {
+	var labels []string
+	for s := range policy.Stops() {
+		if s != policy.StopCanceled {
+			labels = append(labels, s.String())
+		}
+	}
+	return strings.Join(append(labels, "failed"), ", ")
+}
+
 type multi []string
 
 func (m *multi) String() string     { return strings.Join(*m, ",") }
@@ -178,7 +192,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func (f *filterFlags) register(fs *flag.FlagSet, selectors bool) {
 	fs.StringVar(&f.source, "source", "", "only letters of this source queue")
-	fs.StringVar(&f.stopReason, "stop-reason", "", "only letters whose retry loop gave up for this reason (max-attempts, budget, permanent, …)")
+	fs.StringVar(&f.stopReason, "stop-reason", "", "only letters whose retry loop gave up for this reason: "+stopReasons())
 	fs.StringVar(&f.class, "class", "", `only letters whose last error has this class, e.g. "http 503"`)
 	fs.StringVar(&f.group, "group", "", "only letters of this root-cause group (see stats)")
 	fs.StringVar(&f.since, "since", "", "only letters that failed last at or after this time (RFC 3339) or this long ago (2h)")
@@ -191,7 +205,7 @@ func (f *filterFlags) register(fs *flag.FlagSet, selectors bool) {
 
 // filter turns the flags into a dlq.Filter.
 func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
-	out := dlq.Filter{IDs: f.ids, Source: f.source, StopReason: dlq.StopReason(f.stopReason), Class: f.class, Group: f.group}
+	out := dlq.Filter{IDs: f.ids, Source: f.source, StopReason: f.stopReason, Class: f.class, Group: f.group}
 	var err error
 	if out.Since, err = when("--since", f.since, now); err != nil {
 		return out, err

@@ -25,6 +25,7 @@ import (
 	dlqredis "github.com/retrykit/retry/dlq/redis"
 	"github.com/retrykit/retry/dlq/sqlite"
 	"github.com/retrykit/retry/internal/redistest"
+	"github.com/retrykit/retry/policy"
 )
 
 // bin is the dlq binary, built once by TestMain.
@@ -102,6 +103,25 @@ func decodeJSON[T any](t *testing.T, r result) T {
 	return v
 }
 
+// decodeLetters reads the letters --json printed, in the dlq encoding.
+func decodeLetters(t *testing.T, r result) []dlq.Letter {
+	t.Helper()
+	var out []dlq.Letter
+	for _, rec := range decodeJSON[[]json.RawMessage](t, r) {
+		out = append(out, decodeLetter(t, rec))
+	}
+	return out
+}
+
+func decodeLetter(t *testing.T, rec []byte) dlq.Letter {
+	t.Helper()
+	l, err := dlq.Decode(rec)
+	if err != nil {
+		t.Fatalf("--json printed %s: %v", rec, err)
+	}
+	return l
+}
+
 var (
 	errTimeout1 = errors.New("timeout after 3012ms on 10.0.0.7")
 	errTimeout2 = errors.New("timeout after 998ms on 10.0.0.9")
@@ -126,7 +146,7 @@ func seed(t *testing.T, q dlq.Queue) map[string]dlq.Letter {
 	out := map[string]dlq.Letter{}
 	for _, j := range jobs {
 		rerr := &retry.Error{Stats: retry.Stats{Attempts: 3, Waited: 30 * time.Millisecond, Elapsed: 40 * time.Millisecond},
-			Reason: retry.ErrExhausted, Last: j.err, Decision: classify.Chain(classify.Default, classify.General)(j.err),
+			Stop: policy.StopAttempts, Reason: retry.ErrExhausted, Last: j.err, Decision: classify.Chain(classify.Default, classify.General)(j.err),
 			Failures: []retry.Failure{{Attempt: 1, Err: j.err, Delay: 10 * time.Millisecond}, {Attempt: 2, Err: j.err, Delay: 20 * time.Millisecond}, {Attempt: 3, Err: j.err}}}
 		l, _ := dlq.NewLetter(dlq.Job{ID: j.id, Source: "llm-jobs", Payload: []byte("payload " + j.id), Metadata: map[string]string{"tenant": "acme"}}, rerr, j.at)
 		if _, err := q.Put(context.Background(), l); err != nil {
@@ -140,7 +160,7 @@ func seed(t *testing.T, q dlq.Queue) map[string]dlq.Letter {
 func seededFile(t *testing.T) (string, map[string]dlq.Letter) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "dlq.db")
-	q, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	q, err := sqlite.Open(context.Background(), path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +200,7 @@ func TestLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := decodeJSON[[]dlq.Letter](t, dlqCmd(t, append([]string{"--db", db, "--json", "ls"}, tt.args...)...).must(t, 0))
+			got := decodeLetters(t, dlqCmd(t, append([]string{"--db", db, "--json", "ls"}, tt.args...)...).must(t, 0))
 			var jobs []string
 			for _, l := range got {
 				jobs = append(jobs, l.Job.ID)
@@ -206,7 +226,7 @@ func TestShow(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	got := decodeJSON[dlq.Letter](t, dlqCmd(t, "--db", db, "show", "--json", l.ID).must(t, 0))
+	got := decodeLetter(t, []byte(dlqCmd(t, "--db", db, "show", "--json", l.ID).must(t, 0).stdout))
 	if got.ID != l.ID || got.Attempts != 3 || len(got.Failures) != 3 || string(got.Job.Payload) != "payload a" {
 		t.Fatalf("show --json = %+v", got)
 	}
@@ -238,7 +258,7 @@ func TestReplayThroughACommand(t *testing.T) {
 	if out := decodeJSON[replayOut](t, r); len(out.Failed) != 1 || !strings.Contains(out.Failed[ls["c"].ID], "exit status 3") {
 		t.Fatalf("a failed enqueue reported %+v", out)
 	}
-	left := decodeJSON[[]dlq.Letter](t, dlqCmd(t, "--db", db, "--json", "ls").must(t, 0))
+	left := decodeLetters(t, dlqCmd(t, "--db", db, "--json", "ls").must(t, 0))
 	if len(left) != 1 || left[0].ID != ls["c"].ID {
 		t.Fatalf("letters left: %v; want only the 401, whose enqueue failed", left)
 	}
@@ -289,7 +309,7 @@ func TestRedis(t *testing.T) {
 	s := redistest.Start(t)
 	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
 	defer c.Close()
-	q, _ := dlqredis.New(c, dlqredis.Options{})
+	q, _ := dlqredis.New(c, dlqredis.Config{})
 	ls := seed(t, q)
 	url := "redis://" + s.Addr
 
@@ -306,7 +326,7 @@ func TestRedis(t *testing.T) {
 	if !slices.Equal(got, []string{"payload b", "payload a", "payload old"}) {
 		t.Fatalf("the source list holds %q", got)
 	}
-	if r := dlqCmd(t, "--redis", url, "--json", "ls").must(t, 0); len(decodeJSON[[]dlq.Letter](t, r)) != 1 {
+	if r := dlqCmd(t, "--redis", url, "--json", "ls").must(t, 0); len(decodeLetters(t, r)) != 1 {
 		t.Fatalf("ls after the replay: %s", r.stdout)
 	}
 	dlqCmd(t, "--redis", url, "purge", "--all", "--yes").must(t, 0)

@@ -22,6 +22,21 @@ import (
 
 const timeFormat = "2006-01-02 15:04:05Z"
 
+// encoded is a letter as --json prints it: in the dlq encoding (dlq.Encode),
+// the form sqlite3's and Redis's JSON functions read too.
+type encoded dlq.Letter
+
+func (l encoded) MarshalJSON() ([]byte, error) { return dlq.Encode(dlq.Letter(l)) }
+
+// encodeAll makes letters print in the dlq encoding, [] for none.
+func encodeAll(letters []dlq.Letter) []encoded {
+	out := make([]encoded, len(letters))
+	for i, l := range letters {
+		out[i] = encoded(l)
+	}
+	return out
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -3,7 +3,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		queuetest.Run(t, func(t *testing.T) dlq.Queue {
-//			q, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dlq.db"), sqlite.Options{})
+//			q, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dlq.db"), sqlite.Config{})
 //			if err != nil {
 //				t.Fatal(err)
 //			}
@@ -12,12 +12,13 @@
 //		})
 //	}
 //
-// The suite checks that letters round-trip with every field, that a job put
-// twice is one letter, that a replay hands each letter to the Enqueuer
+// The suite checks that letters round-trip with every field and every stop
+// reason of policy.Stops, that a job put twice is one letter, that a replay hands each letter to the Enqueuer
 // exactly once and keeps it when the Enqueuer fails, that a death during a
 // replay is kept, that filters, Count, Discard and Purge agree, that letters
-// group by root cause, that alerts fire once per crossing, and that invalid
-// arguments are refused before any work. RunLapses checks what a queue whose
+// group by root cause, that a Monitor of the queue alerts once per crossing
+// and reports to its observer, and that invalid arguments are refused before
+// any work. RunLapses checks what a queue whose
 // replay claims lapse does when an enqueue outlasts its claim. It uses only
 // the standard library and the packages of this module.
 package queuetest
@@ -31,6 +32,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +42,8 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
+	"github.com/retrykit/retry/policy"
 )
 
 // Run runs the suite. newQueue must return a new, empty queue for each
@@ -55,6 +59,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) error {
 		test func(*testing.T, dlq.Queue)
 	}{
 		{"a letter comes back with every field", testRoundTrip},
+		{"every stop reason makes a letter that comes back, and filters by it", testStopReasons},
 		{"a job put twice is one letter", testDedupe},
 		{"Record stores what the retry loop knew and says under which id", testRecord},
 		{"an unknown id is not found", testNotFound},
@@ -69,8 +74,8 @@ func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) error {
 		{"Purge removes what the filter selects and not what is being replayed", testPurge},
 		{"Replay selects by id, by group or all, and keeps what failed", testReplaySelections},
 		{"letters group by root cause", testGroups},
-		{"alerts fire once per crossing", testAlerts},
-		{"a Monitor alerts through its hook once per crossing", testMonitor},
+		{"alerts fire once per crossing, up and down", testAlerts},
+		{"a Monitor alerts through its hook and reports to its observer", testMonitor},
 		{"a done context is reported", testCanceled},
 		{"invalid arguments are refused before any work", testInvalidArguments},
 	}
@@ -117,7 +122,7 @@ func full(source, id string) dlq.Letter {
 	return dlq.Letter{
 		ID:         dlq.LetterID(source, id),
 		Job:        dlq.Job{ID: id, Source: source, Payload: []byte{0, 1, 0xfe, 0xff, 'h', 'i'}, Metadata: map[string]string{"tenant": "acme", "ñ": "☃"}},
-		StopReason: dlq.StopWaitTooLong,
+		StopReason: policy.StopWaitTooLong.String(),
 		Attempts:   3, Waited: 1500 * time.Millisecond, Elapsed: 2100 * time.Millisecond, RetryAfter: 90 * time.Second,
 		FirstFailure: t0, LastFailure: t0.Add(2100 * time.Millisecond),
 		Last: f(3, time.Nanosecond), Failures: []dlq.Failure{f(1, 500*time.Millisecond), f(2, time.Second), f(3, 0)},
@@ -130,7 +135,7 @@ func letter(t *testing.T, source, id string, at time.Time, err error) dlq.Letter
 	t.Helper()
 	d := classify.Chain(classify.Default, classify.General)(err)
 	rerr := &retry.Error{Stats: retry.Stats{Attempts: 3, Waited: 3 * time.Millisecond, Elapsed: 5 * time.Millisecond},
-		Reason: retry.ErrExhausted, Last: err, Decision: d,
+		Stop: policy.StopAttempts, Reason: retry.ErrExhausted, Last: err, Decision: d,
 		Failures: []retry.Failure{{Attempt: 1, Err: err, Decision: d, Delay: time.Millisecond},
 			{Attempt: 2, Err: err, Decision: d, Delay: 2 * time.Millisecond}, {Attempt: 3, Err: err, Decision: d}}}
 	l, ok := dlq.NewLetter(dlq.Job{ID: id, Source: source, Payload: []byte("payload of " + id)}, rerr, at)
@@ -211,7 +216,7 @@ func testDedupe(t *testing.T, q dlq.Queue) {
 	first := full("llm-jobs", "job-1")
 	put(t, q, first)
 	again := first
-	again.Attempts, again.StopReason = 7, dlq.StopBudget
+	again.Attempts, again.StopReason = 7, policy.StopBudget.String()
 	stored, err := q.Put(context.Background(), again)
 	if err != nil || stored {
 		t.Fatalf("second Put = %v, %v; want false, nil", stored, err)
@@ -235,15 +240,15 @@ func testRecord(t *testing.T, q dlq.Queue) {
 		calls++
 		return &classify.StatusError{Code: http.StatusServiceUnavailable}
 	}
-	for _, redelivered := range []bool{false, true} {
+	id := dlq.LetterID("emails", "msg-42")
+	for _, says := range []string{"dead-lettered as " + id, "already dead-lettered as " + id} {
 		err := dlq.Do(context.Background(), r, q, job, op)
-		var dead *dlq.DeadLetteredError
 		var rerr *retry.Error
 		switch {
-		case !errors.As(err, &dead) || !errors.Is(err, dlq.ErrDeadLettered):
-			t.Fatalf("Do = %v; want a *DeadLetteredError", err)
-		case dead.ID != dlq.LetterID("emails", "msg-42") || dead.Duplicate != redelivered || dead.StopReason != dlq.StopMaxAttempts:
-			t.Fatalf("DeadLetteredError = %+v; want id %s, duplicate %v, max-attempts", dead, dlq.LetterID("emails", "msg-42"), redelivered)
+		case !errors.Is(err, dlq.ErrDeadLettered):
+			t.Fatalf("Do = %v; want it dead-lettered", err)
+		case !strings.Contains(err.Error(), `job "msg-42" `+says+" (max-attempts)"):
+			t.Fatalf("Do = %v; want it to say %q and why", err, says)
 		case !errors.As(err, &rerr) || !errors.Is(err, retry.ErrExhausted):
 			t.Fatalf("Do = %v; want it to unwrap to the *retry.Error", err)
 		}
@@ -251,14 +256,14 @@ func testRecord(t *testing.T, q dlq.Queue) {
 	if calls != 6 || count(t, q, dlq.Filter{}) != 1 {
 		t.Fatalf("%d calls, %d letters; want 6 calls (two deliveries), 1 letter", calls, count(t, q, dlq.Filter{}))
 	}
-	l, err := q.Get(context.Background(), dlq.LetterID("emails", "msg-42"))
+	l, err := q.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Attempts != 3 || len(l.Failures) != 3 || l.Last.Decision.Reason != classify.ReasonUnavailable ||
+	if l.StopReason != "max-attempts" || l.Attempts != 3 || len(l.Failures) != 3 || l.Last.Decision.Reason != classify.ReasonUnavailable ||
 		l.Last.Error != "http 503 Service Unavailable" || l.Failures[0].Delay <= 0 || l.Failures[2].Delay != 0 ||
 		!reflect.DeepEqual(l.Job, job) || l.LastFailure.Before(l.FirstFailure) {
-		t.Fatalf("letter = %+v; want 3 attempts, their delays, the 503 and the job", l)
+		t.Fatalf("letter = %+v; want max-attempts, 3 attempts, their delays, the 503 and the job", l)
 	}
 }
 
@@ -312,7 +317,7 @@ func testFilters(t *testing.T, q dlq.Queue) {
 		{"the zero filter selects all, in the order put", dlq.Filter{}, []dlq.Letter{a, b, c, d}},
 		{"by ids", dlq.Filter{IDs: []string{c.ID, a.ID, "0000000000000000"}}, []dlq.Letter{a, c}},
 		{"by source", dlq.Filter{Source: "llm"}, []dlq.Letter{a, c, d}},
-		{"by stop reason", dlq.Filter{StopReason: dlq.StopWaitTooLong}, []dlq.Letter{d}},
+		{"by stop reason", dlq.Filter{StopReason: policy.StopWaitTooLong.String()}, []dlq.Letter{d}},
 		{"by class", dlq.Filter{Class: classify.ReasonClientError}, []dlq.Letter{b}},
 		{"by group", dlq.Filter{Group: a.Group()}, []dlq.Letter{a, c}},
 		{"since is inclusive", dlq.Filter{Since: t0.Add(time.Minute)}, []dlq.Letter{b, c}},
@@ -575,67 +580,146 @@ func testGroups(t *testing.T, q dlq.Queue) {
 }
 
 func testAlerts(t *testing.T, q dlq.Queue) {
-	a, err := dlq.NewAlerter(dlq.Thresholds{Size: 3, Growth: 4, Window: time.Hour})
+	var got []string
+	m, err := dlq.NewMonitor(q, dlq.MonitorConfig{
+		Thresholds: dlq.Thresholds{Size: 3, Growth: 4, Window: time.Hour},
+		OnAlert: func(_ context.Context, a dlq.Alert) {
+			got = append(got, fmt.Sprintf("%s firing=%v count=%d", a.Kind, a.Firing, a.Count))
+		},
+		Logger: discard,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	observe := func(now time.Time) {
-		for _, al := range a.Observe(now, count(t, q, dlq.Filter{})) {
-			got = append(got, fmt.Sprintf("%s firing=%v count=%d", al.Kind, al.Firing, al.Count))
-		}
+	if err := m.Check(context.Background()); err != nil { // the baseline of growth: 0 letters
+		t.Fatal(err)
 	}
-	now := t0
-	observe(now)
 	var all []dlq.Letter
-	for i := range 6 { // one letter a minute: 6 in 6 minutes
-		now = now.Add(time.Minute)
-		l := letter(t, "llm", fmt.Sprint("job-", i), now, errTimeout1)
+	for i := range 6 {
+		l := letter(t, "llm", fmt.Sprint("job-", i), t0.Add(time.Duration(i)*time.Minute), errTimeout1)
 		all = append(all, l)
-		put(t, q, l)
-		observe(now)
+		put(t, m, l)
 	}
-	now = now.Add(2 * time.Hour) // the growth leaves the window
-	observe(now)
-	for _, l := range all {
-		if err := q.Discard(context.Background(), l.ID); err != nil {
+	for _, l := range all { // the growth resolves as the count goes back down
+		if err := m.Discard(context.Background(), l.ID); err != nil {
 			t.Fatal(err)
 		}
-		observe(now)
 	}
 	want := []string{
 		"size firing=true count=4", "growth firing=true count=5",
-		"growth firing=false count=6", "size firing=false count=3",
+		"growth firing=false count=4", "size firing=false count=3",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("alerts:\n%v\nwant\n%v", got, want)
 	}
 }
 
+// events records what an observer heard, one line an event.
+type events struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (e *events) Observe(_ context.Context, ev observe.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch ev.Kind {
+	case observe.LetterAdded:
+		l := ev.Detail.(dlq.Letter)
+		e.lines = append(e.lines, fmt.Sprintf("added %s %s %s %s", l.Job.ID, l.StopReason, ev.Stop, ev.Decision.Reason))
+	case observe.LetterReplayed:
+		e.lines = append(e.lines, fmt.Sprintf("replayed %s %v", ev.Detail, ev.Err))
+	case observe.QueueCounted:
+		e.lines = append(e.lines, fmt.Sprint("counted ", ev.Detail))
+	}
+}
+
 func testMonitor(t *testing.T, q dlq.Queue) {
 	var got []dlq.Alert
-	m, err := dlq.NewMonitor(q, dlq.MonitorOptions{
+	var heard events
+	m, err := dlq.NewMonitor(q, dlq.MonitorConfig{
 		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
+		Observer:   &heard,
 		OnAlert:    func(_ context.Context, a dlq.Alert) { got = append(got, a) },
 		Logger:     discard,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 5 {
+	for i := range 3 {
 		put(t, m, letter(t, "llm", fmt.Sprint("job-", i), t0, errTimeout1))
 	}
 	if stored, _ := m.Put(context.Background(), letter(t, "llm", "job-0", t0, errTimeout1)); stored {
 		t.Fatal("a duplicate was stored")
 	}
 	if len(got) != 1 || !got[0].Firing || got[0].Count != 3 || len(got[0].Groups) != 1 || got[0].Groups[0].Count != 3 {
-		t.Fatalf("alerts after 5 letters = %+v; want one, firing at 3 letters, with its one root cause", got)
+		t.Fatalf("alerts after 3 letters = %+v; want one, firing at 3 letters, with its one root cause", got)
 	}
-	if n, err := m.Purge(context.Background(), dlq.Filter{}); n != 5 || err != nil {
+	id := dlq.LetterID("llm", "job-2")
+	var to recorder
+	if err := m.Replay(context.Background(), id, &to); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Replay(context.Background(), id, &to); !errors.Is(err, dlq.ErrNotFound) {
+		t.Fatalf("a second replay = %v; want ErrNotFound", err)
+	}
+	if n, err := m.Purge(context.Background(), dlq.Filter{}); n != 2 || err != nil {
 		t.Fatalf("Purge = %d, %v", n, err)
 	}
-	if len(got) != 2 || got[1].Firing || got[1].Count != 0 {
-		t.Fatalf("alerts after the purge = %+v; want a second one, resolved at 0 letters", got)
+	if len(got) != 2 || got[1].Firing || got[1].Count != 2 {
+		t.Fatalf("alerts after the replay and the purge = %+v; want a second one, resolved at 2 letters", got)
+	}
+	added := "max-attempts max-attempts " + classify.ReasonUnclassified
+	want := []string{
+		"added job-0 " + added, "counted 1", "added job-1 " + added, "counted 2", "added job-2 " + added, "counted 3",
+		"replayed " + id + " <nil>", "counted 2",
+		"replayed " + id + " ", // ErrNotFound, worded by the queue
+		"counted 0",
+	}
+	if len(heard.lines) != len(want) {
+		t.Fatalf("the observer heard\n%q\nwant\n%q", heard.lines, want)
+	}
+	for i, line := range heard.lines {
+		if !strings.HasPrefix(line, want[i]) {
+			t.Fatalf("the observer heard\n%q\nwant lines starting\n%q", heard.lines, want)
+		}
+	}
+}
+
+// testStopReasons puts a letter of every reason a retry loop stops for but
+// the caller's cancellation, and one of an error that is no retry loop's:
+// each comes back with its stop reason, the stable label of the reason, and
+// a filter by that label selects it alone. A reason added to policy.Stop is
+// tested here without a change.
+func testStopReasons(t *testing.T, q dlq.Queue) {
+	ctx := context.Background()
+	want := map[string]string{} // letter id -> stop reason
+	for s := range policy.Stops() {
+		rerr := &retry.Error{Stats: retry.Stats{Attempts: 1}, Stop: s, Reason: errors.New(s.String()), Last: errTimeout1}
+		l, ok := dlq.NewLetter(dlq.Job{ID: s.String(), Source: "stops"}, rerr, t0)
+		switch {
+		case s == policy.StopCanceled && ok:
+			t.Errorf("NewLetter made a letter of a call its caller's context ended")
+		case s == policy.StopCanceled:
+		case !ok || l.StopReason != s.String():
+			t.Errorf("NewLetter(%v) = %q, %v; want a letter with stop reason %q", s, l.StopReason, ok, s.String())
+		default:
+			put(t, q, l)
+			want[l.ID] = s.String()
+		}
+	}
+	failed, _ := dlq.NewLetter(dlq.Job{ID: "plain", Source: "stops"}, errTimeout1, t0)
+	put(t, q, failed)
+	want[failed.ID] = "failed"
+	for id, reason := range want {
+		got, err := q.Get(ctx, id)
+		if err != nil || got.StopReason != reason {
+			t.Errorf("Get(%s) = %q, %v; want stop reason %q", id, got.StopReason, err, reason)
+		}
+		ls, err := q.List(ctx, dlq.Filter{StopReason: reason})
+		if err != nil || !slices.Equal(ids(ls), []string{id}) {
+			t.Errorf("List(stop reason %q) = %v, %v; want [%s]", reason, ids(ls), err, id)
+		}
 	}
 }
 

@@ -4,7 +4,7 @@
 // job is never in both places, nor in neither.
 //
 //	client := goredis.NewClient(&goredis.Options{Addr: "localhost:6379"})
-//	q, err := redis.New(client, redis.Options{})
+//	q, err := redis.New(client, redis.Config{})
 //	…
 //	err = dlq.Do(ctx, retrier, q, job, process)                  // dead-letter
 //	rep, err := dlq.Replay(ctx, q, dlq.Filter{Group: g}, q.ToSource()) // back to the job's list, atomically
@@ -19,7 +19,7 @@
 //	{dlq}:seq          string  the counter of that order
 //	{dlq}:claim:<id>   string  "<token> <lapse time>" of the replay holding a letter (see Replays)
 //
-// A job's source queue is the Redis list named by Options.SourceKey (by
+// A job's source queue is the Redis list named by Config.SourceKey (by
 // default the source's name itself, e.g. "llm-jobs"). A replay with
 // ToSource pushes the payload on its head (LPUSH, for workers that pop with
 // RPOP or BRPOP), exactly as it was delivered; the attempt count lives in
@@ -31,7 +31,7 @@
 //     over a claimed letter replaces it and voids the claim (a new death
 //     during a replay).
 //   - put from a list: the same, after LREM of the job's payload from the
-//     worker's processing list (PutFrom).
+//     worker's processing list (From).
 //   - claim: SET of the claim key, if the letter exists and no claim holds
 //     it (none, or a lapsed one).
 //   - acknowledge / release: remove the letter (and its claim), or only the
@@ -40,7 +40,7 @@
 //     payload to the source list and remove it.
 //   - discard and purge: remove letters no claim holds.
 //
-// In Redis Cluster, a source list used with ToSource or PutFrom must share
+// In Redis Cluster, a source list used with ToSource or From must share
 // the queue's hash tag (e.g. "{dlq}:llm-jobs").
 //
 // # Replays
@@ -59,9 +59,9 @@
 //
 //	| setting        | default                           | change with          |
 //	|----------------|-----------------------------------|----------------------|
-//	| key prefix     | "{dlq}:"                          | Options.Prefix       |
-//	| source list    | the source's name                 | Options.SourceKey    |
-//	| replay claim   | lapses after 5m (a replayer died) | Options.ClaimTimeout |
+//	| key prefix     | "{dlq}:"                          | Config.Prefix        |
+//	| source list    | the source's name                 | Config.SourceKey     |
+//	| replay claim   | lapses after 5m (a replayer died) | Config.ClaimTimeout  |
 //	| bound          | none but Redis's memory           | —                    |
 //
 // # Durability

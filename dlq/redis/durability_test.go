@@ -46,7 +46,7 @@ func crashAfterAcknowledgements(t *testing.T, args ...string) afterCrash {
 	srv := redistest.Start(t, args...)
 	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { c.Close() })
-	q, err := redis.New(c, redis.Options{})
+	q, err := redis.New(c, redis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	client := goredis.NewClient(&goredis.Options{Addr: "localhost:6379"})
-	q, err := redis.New(client, redis.Options{
+	q, err := redis.New(client, redis.Config{
 		SourceKey: func(source string) string { return "queue:" + source },
 	})
 	if err != nil {

@@ -13,14 +13,14 @@ import (
 )
 
 // TestEveryCallRefusesNilAndZeroArguments walks what the conformance suite's
-// "invalid arguments" test does not: New, From, PutFrom, ToSource, and the
+// "invalid arguments" test does not: New, From, ToSource, and the
 // methods of a nil and of a zero Queue. The client points at a port nobody
 // listens on, so a call that reached Redis would fail with a dial error:
 // each must return a *retry.InvalidError instead, and enqueue nothing.
 func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer c.Close()
-	q, err := redis.New(c, redis.Options{})
+	q, err := redis.New(c, redis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,8 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 		call func() error
 	}
 	tests := []row{
-		{"New of a nil client", func() error { _, err := redis.New(nil, redis.Options{}); return err }},
-		{"PutFrom with a nil context", func() error { _, _, err := q.PutFrom(nilCtx, l, "processing"); return err }},
-		{"PutFrom an empty list", func() error { _, _, err := q.PutFrom(ctx, l, ""); return err }},
+		{"New of a nil client", func() error { _, err := redis.New(nil, redis.Config{}); return err }},
+		{"From, Put with a nil context", func() error { _, err := q.From("processing").Put(nilCtx, l); return err }},
 		{"From an empty list, Put", func() error { _, err := q.From("").Put(ctx, l); return err }},
 		{"Record through From an empty list", func() error { return dlq.Record(ctx, q.From(""), l.Job, errors.New("boom")) }},
 		{"ToSource's Enqueue with a nil context", func() error { return q.ToSource().Enqueue(nilCtx, l.Job) }},
@@ -46,7 +45,6 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 	for name, q := range map[string]*redis.Queue{"a nil Queue": nil, "a zero Queue": new(redis.Queue)} {
 		tests = append(tests, []row{
 			{name + "'s Put", func() error { _, err := q.Put(ctx, l); return err }},
-			{name + "'s PutFrom", func() error { _, _, err := q.PutFrom(ctx, l, "processing"); return err }},
 			{name + "'s From, Put", func() error { _, err := q.From("processing").Put(ctx, l); return err }},
 			{name + "'s From, Get", func() error { _, err := q.From("processing").Get(ctx, l.ID); return err }},
 			{name + "'s Get", func() error { _, err := q.Get(ctx, l.ID); return err }},

@@ -13,23 +13,23 @@ import (
 	"github.com/retrykit/retry/dlq"
 )
 
-// Defaults for zero fields of Options.
+// Defaults for zero fields of Config.
 const (
-	DefaultPrefix       = "{dlq}:"
-	DefaultClaimTimeout = 5 * time.Minute
+	defaultPrefix       = "{dlq}:"
+	defaultClaimTimeout = 5 * time.Minute
 )
 
 // batch is how many letters one round trip reads or purges.
 const batch = 256
 
-// Options configures a Queue. The zero value is the default; a bad value is
+// Config configures a Queue. The zero value is the default; a bad value is
 // a *retry.InvalidError naming it.
-type Options struct {
+type Config struct {
 	// Prefix starts every key of the queue. "" means "{dlq}:". In Redis
 	// Cluster it must hold a hash tag ({…}).
 	Prefix string
 	// SourceKey names the Redis list of a job's source queue, for
-	// ToSource and PutFrom. nil means the source's name itself.
+	// ToSource and From. nil means the source's name itself.
 	SourceKey func(source string) string
 	// ClaimTimeout is how long a replay holds a letter: a replay that has
 	// not finished by then is deemed dead, and the letter may be replayed
@@ -53,22 +53,22 @@ var _ dlq.Queue = (*Queue)(nil)
 
 // New returns a Queue using client, or a *retry.InvalidError naming a bad
 // argument. It does not contact the server.
-func New(client goredis.UniversalClient, o Options) (*Queue, error) {
+func New(client goredis.UniversalClient, c Config) (*Queue, error) {
 	switch {
 	case client == nil:
 		return nil, invalid("redis.New", nil, "the client must not be nil")
-	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
-		return nil, invalid("redis.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
+	case c.ClaimTimeout < 0 || c.ClaimTimeout > 0 && c.ClaimTimeout < time.Millisecond:
+		return nil, invalid("redis.Config.ClaimTimeout", c.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
-	q := &Queue{c: client, prefix: o.Prefix, source: o.SourceKey, claim: o.ClaimTimeout}
+	q := &Queue{c: client, prefix: c.Prefix, source: c.SourceKey, claim: c.ClaimTimeout}
 	if q.prefix == "" {
-		q.prefix = DefaultPrefix
+		q.prefix = defaultPrefix
 	}
 	if q.source == nil {
 		q.source = func(s string) string { return s }
 	}
 	if q.claim == 0 {
-		q.claim = DefaultClaimTimeout
+		q.claim = defaultClaimTimeout
 	}
 	q.letters, q.order, q.seq = q.prefix+"letters", q.prefix+"order", q.prefix+"seq"
 	return q, nil
@@ -77,9 +77,21 @@ func New(client goredis.UniversalClient, o Options) (*Queue, error) {
 func (q *Queue) claimKey(id string) string { return q.prefix + "claim:" + id }
 
 // check refuses a Queue that New did not make, a nil context and an empty
-// id.
+// id, before any work.
 func (q *Queue) check(method string, ctx context.Context, ids ...string) error {
-	return dlq.CheckCall("redis.Queue."+method, q != nil && q.c != nil, ctx, ids...)
+	name := "redis.Queue." + method
+	switch {
+	case q == nil || q.c == nil:
+		return invalid(name, nil, "the queue is nil, or was not made by New")
+	case ctx == nil:
+		return invalid(name, nil, "the context must not be nil")
+	}
+	for _, id := range ids {
+		if id == "" {
+			return invalid(name, id, "the letter id must not be empty")
+		}
+	}
+	return nil
 }
 
 // Put stores l (see dlq.Queue).
@@ -98,12 +110,13 @@ func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 	return n == 1, nil
 }
 
-// From returns the queue as a worker of a reliable queue uses it: its Put is
-// PutFrom(ctx, l, list), so that dlq.Record, dlq.Do and dlq.Monitor — which
-// know only Put — store a letter and remove the job's message from the
-// processing list in one atomic step: the job is never in both places, nor in
-// neither. Every other method is the queue's own. An empty list makes every
-// Put return a *retry.InvalidError.
+// From returns the queue as a worker of a reliable queue uses it: its Put
+// stores a letter and, in the same atomic step, removes its job's payload
+// (one occurrence, from the tail) from list — the worker's processing list
+// (LMOVE source → list) — so that dlq.Record, dlq.Do and dlq.Monitor, which
+// know only Put, never leave the job in both places, nor in neither. Every
+// other method is the queue's own. An empty list makes every Put return a
+// *retry.InvalidError.
 func (q *Queue) From(list string) dlq.Queue { return fromList{q, list} }
 
 type fromList struct {
@@ -111,32 +124,25 @@ type fromList struct {
 	list string
 }
 
+// Put stores l as the queue's Put does, and removes its job's payload from
+// the list.
 func (f fromList) Put(ctx context.Context, l dlq.Letter) (bool, error) {
-	stored, _, err := f.PutFrom(ctx, l, f.list)
-	return stored, err
-}
-
-// PutFrom stores l as Put does and, in the same atomic step, removes its
-// job's payload (one occurrence, from the tail) from list: the worker's
-// processing list of a reliable queue (LMOVE source → list). It reports
-// whether the letter was stored and whether the payload was found in list.
-func (q *Queue) PutFrom(ctx context.Context, l dlq.Letter, list string) (stored, removed bool, err error) {
-	if err := q.check("PutFrom", ctx); err != nil {
-		return false, false, err
+	if err := f.check("From.Put", ctx); err != nil {
+		return false, err
 	}
-	if list == "" {
-		return false, false, invalid("redis.Queue.PutFrom", list, "the list must not be empty")
+	if f.list == "" {
+		return false, invalid("redis.Queue.From", f.list, "the list must not be empty")
 	}
 	rec, err := dlq.Encode(l)
 	if err != nil {
-		return false, false, err
+		return false, err
 	}
-	keys := []string{q.letters, q.order, q.seq, q.claimKey(l.ID), list}
-	res, err := putFromScript.Run(ctx, q.c, keys, l.ID, rec, l.Job.Payload).Int64Slice()
+	keys := []string{f.letters, f.order, f.seq, f.claimKey(l.ID), f.list}
+	res, err := putFromScript.Run(ctx, f.c, keys, l.ID, rec, l.Job.Payload).Int64Slice()
 	if err != nil || len(res) != 2 {
-		return false, false, fmt.Errorf("dlq/redis: put %s from %s: %w (%v)", l.ID, list, err, res)
+		return false, fmt.Errorf("dlq/redis: put %s from %s: %w (%v)", l.ID, f.list, err, res)
 	}
-	return res[0] == 1, res[1] > 0, nil
+	return res[0] == 1, nil
 }
 
 // Get returns the letter id (see dlq.Queue).
@@ -342,7 +348,7 @@ func (q *Queue) move(ctx context.Context, id string) error {
 }
 
 // ToSource returns the Enqueuer that puts a job back on its source list
-// (Options.SourceKey), with LPUSH of its payload. Given to this queue's
+// (Config.SourceKey), with LPUSH of its payload. Given to this queue's
 // Replay, it moves the letter atomically; given to another queue's, it
 // pushes the job to this Redis. The Enqueuer of a nil or zero Queue returns
 // a *retry.InvalidError.

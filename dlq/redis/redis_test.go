@@ -30,12 +30,12 @@ func server(t *testing.T) *goredis.Client {
 var prefixes atomic.Int64
 
 // fresh returns an empty queue on c: one key prefix per queue.
-func fresh(t *testing.T, c goredis.UniversalClient, o redis.Options) *redis.Queue {
+func fresh(t *testing.T, c goredis.UniversalClient, cfg redis.Config) *redis.Queue {
 	t.Helper()
-	if o.Prefix == "" {
-		o.Prefix = fmt.Sprintf("{t%d}:", prefixes.Add(1))
+	if cfg.Prefix == "" {
+		cfg.Prefix = fmt.Sprintf("{t%d}:", prefixes.Add(1))
 	}
-	q, err := redis.New(c, o)
+	q, err := redis.New(c, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func fresh(t *testing.T, c goredis.UniversalClient, o redis.Options) *redis.Queu
 
 func TestConformance(t *testing.T) {
 	c := server(t)
-	queuetest.Run(t, func(t *testing.T) dlq.Queue { return fresh(t, c, redis.Options{}) })
+	queuetest.Run(t, func(t *testing.T) dlq.Queue { return fresh(t, c, redis.Config{}) })
 }
 
 // TestLapsedClaims runs the lapse suite against a real redis-server: two
@@ -54,7 +54,7 @@ func TestLapsedClaims(t *testing.T) {
 	queuetest.RunLapses(t, func(t *testing.T) queuetest.Handles {
 		prefix := fmt.Sprintf("{t%d}:", prefixes.Add(1))
 		return func(claim time.Duration) dlq.Queue {
-			return fresh(t, c, redis.Options{Prefix: prefix, ClaimTimeout: claim})
+			return fresh(t, c, redis.Config{Prefix: prefix, ClaimTimeout: claim})
 		}
 	})
 }
@@ -65,10 +65,10 @@ const v1 = `{"v":1,"id":"baabc1e43114f0a6","job":{"id":"7","source":"llm-jobs","
 func TestAVersion1LetterIsReadAndMovedToItsSource(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{Prefix: "{v1}:"})
+	q := fresh(t, c, redis.Config{Prefix: "{v1}:"})
 	c.HSet(ctx, "{v1}:letters", "baabc1e43114f0a6", v1)
 	c.ZAdd(ctx, "{v1}:order", goredis.Z{Score: 1, Member: "baabc1e43114f0a6"})
-	ls, err := q.List(ctx, dlq.Filter{StopReason: dlq.StopFailed})
+	ls, err := q.List(ctx, dlq.Filter{StopReason: "failed"})
 	if err != nil || len(ls) != 1 || ls[0].Job.ID != "7" {
 		t.Fatalf("List of a version 1 letter = %+v, %v", ls, err)
 	}
@@ -84,7 +84,7 @@ func TestAVersion1LetterIsReadAndMovedToItsSource(t *testing.T) {
 func TestAClaimWithoutALapseTimeHoldsUntilItExpires(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{Prefix: "{old}:"})
+	q := fresh(t, c, redis.Config{Prefix: "{old}:"})
 	l := letter(t, "a")
 	q.Put(ctx, l)
 	c.Set(ctx, "{old}:claim:"+l.ID, "token-of-an-older-version", time.Minute) // its replayer still runs
@@ -109,7 +109,7 @@ func letter(t *testing.T, id string) dlq.Letter {
 func TestReplayToSourceMovesAtomically(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{SourceKey: func(s string) string { return "queue:" + s }})
+	q := fresh(t, c, redis.Config{SourceKey: func(s string) string { return "queue:" + s }})
 	a, b := letter(t, "a"), letter(t, "b")
 	for _, l := range []dlq.Letter{a, b} {
 		if _, err := q.Put(ctx, l); err != nil {
@@ -132,7 +132,7 @@ func TestReplayToSourceMovesAtomically(t *testing.T) {
 func TestReplayToSourceLeavesAClaimedLetter(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{})
+	q := fresh(t, c, redis.Config{})
 	l := letter(t, "a")
 	q.Put(ctx, l)
 	var inner error
@@ -151,42 +151,42 @@ func TestReplayToSourceLeavesAClaimedLetter(t *testing.T) {
 	}
 }
 
-func TestPutFromMovesAJobOutOfTheProcessingList(t *testing.T) {
+func TestFromPutMovesAJobOutOfTheProcessingList(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{})
+	q := fresh(t, c, redis.Config{})
 	l := letter(t, "a")
-	c.LPush(ctx, "llm-jobs", l.Job.Payload)
+	c.LPush(ctx, "llm-jobs", l.Job.Payload, "another job")
 	c.LMove(ctx, "llm-jobs", "llm-jobs:processing", "RIGHT", "LEFT") // a worker took it
-	stored, removed, err := q.PutFrom(ctx, l, "llm-jobs:processing")
-	if !stored || !removed || err != nil {
-		t.Fatalf("PutFrom = %v, %v, %v; want stored and removed", stored, removed, err)
+	c.LMove(ctx, "llm-jobs", "llm-jobs:processing", "RIGHT", "LEFT") // and the other one
+	stored, err := q.From("llm-jobs:processing").Put(ctx, l)
+	if !stored || err != nil {
+		t.Fatalf("Put = %v, %v; want stored", stored, err)
 	}
-	if n, _ := c.LLen(ctx, "llm-jobs:processing").Result(); n != 0 {
-		t.Fatalf("%d jobs still processing", n)
+	if left, _ := c.LRange(ctx, "llm-jobs:processing", 0, -1).Result(); len(left) != 1 || left[0] != "another job" {
+		t.Fatalf("processing %q; want only the other job", left)
 	}
-	stored, removed, err = q.PutFrom(ctx, l, "llm-jobs:processing")
-	if stored || removed || err != nil {
-		t.Fatalf("a second PutFrom = %v, %v, %v; want a duplicate, nothing removed", stored, removed, err)
+	stored, err = q.From("llm-jobs:processing").Put(ctx, l)
+	if left, _ := c.LLen(ctx, "llm-jobs:processing").Result(); stored || err != nil || left != 1 {
+		t.Fatalf("a second Put = %v, %v with %d jobs processing; want a duplicate, nothing removed", stored, err, left)
 	}
 }
 
 func TestFromMakesRecordMoveTheJobOutOfProcessing(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{})
+	q := fresh(t, c, redis.Config{})
 	job := dlq.Job{ID: "7", Source: "llm-jobs", Payload: []byte(`{"doc":7}`)}
 	c.LPush(ctx, "llm-jobs", job.Payload)
 	c.LMove(ctx, "llm-jobs", "llm-jobs:processing", "RIGHT", "LEFT") // a worker took it
 	err := dlq.Record(ctx, q.From("llm-jobs:processing"), job, errors.New("gave up"))
-	var dle *dlq.DeadLetteredError
-	if !errors.As(err, &dle) {
-		t.Fatalf("Record = %v; want a *DeadLetteredError", err)
+	if !errors.Is(err, dlq.ErrDeadLettered) {
+		t.Fatalf("Record = %v; want it dead-lettered", err)
 	}
 	if n, _ := c.LLen(ctx, "llm-jobs:processing").Result(); n != 0 {
 		t.Fatalf("%d jobs still processing; want the letter's job moved out", n)
 	}
-	if _, err := q.Get(ctx, dle.ID); err != nil {
+	if _, err := q.Get(ctx, dlq.LetterID(job.Source, job.ID)); err != nil {
 		t.Fatalf("the letter is not stored: %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func TestTwoProcessesShareOneQueueAndReplayOnce(t *testing.T) {
 	for range 2 { // two workers, each with its own client
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
 		t.Cleanup(func() { c.Close() })
-		q, _ := redis.New(c, redis.Options{})
+		q, _ := redis.New(c, redis.Config{})
 		queues = append(queues, q)
 	}
 	var ls []dlq.Letter
@@ -234,7 +234,7 @@ func TestTwoProcessesShareOneQueueAndReplayOnce(t *testing.T) {
 func TestKeysAreWhereTheDocumentationSays(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{Prefix: "{dlq}:"})
+	q := fresh(t, c, redis.Config{Prefix: "{dlq}:"})
 	l := letter(t, "a")
 	q.Put(ctx, l)
 	rec, err := c.HGet(ctx, "{dlq}:letters", l.ID).Result()
@@ -252,7 +252,7 @@ func TestKeysAreWhereTheDocumentationSays(t *testing.T) {
 func TestACorruptRecordIsReportedNotPanicked(t *testing.T) {
 	c := server(t)
 	ctx := context.Background()
-	q := fresh(t, c, redis.Options{Prefix: "{x}:"})
+	q := fresh(t, c, redis.Config{Prefix: "{x}:"})
 	l := letter(t, "a")
 	q.Put(ctx, l)
 	c.HSet(ctx, "{x}:letters", l.ID, `{"v":7}`)
@@ -270,16 +270,16 @@ func TestNewValidatesItsArguments(t *testing.T) {
 	tests := []struct {
 		name   string
 		client goredis.UniversalClient
-		o      redis.Options
+		c      redis.Config
 		field  string
 	}{
-		{"a nil client", nil, redis.Options{}, "redis.New"},
-		{"a negative claim timeout", c, redis.Options{ClaimTimeout: -time.Second}, "redis.Options.ClaimTimeout"},
-		{"a claim timeout under a millisecond", c, redis.Options{ClaimTimeout: time.Microsecond}, "redis.Options.ClaimTimeout"},
+		{"a nil client", nil, redis.Config{}, "redis.New"},
+		{"a negative claim timeout", c, redis.Config{ClaimTimeout: -time.Second}, "redis.Config.ClaimTimeout"},
+		{"a claim timeout under a millisecond", c, redis.Config{ClaimTimeout: time.Microsecond}, "redis.Config.ClaimTimeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {
-			_, err := redis.New(tt.client, tt.o)
+			_, err := redis.New(tt.client, tt.c)
 			var inv *retry.InvalidError
 			if !errors.As(err, &inv) || inv.Name != tt.field {
 				t.Fatalf("New = %v; want an *InvalidError naming %s", err, tt.field)

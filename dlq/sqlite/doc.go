@@ -2,7 +2,7 @@
 // a SQLite file, through a pure-Go driver (modernc.org/sqlite, no cgo), that
 // an operator can also read with the sqlite3 shell or cmd/dlq.
 //
-//	q, err := sqlite.Open(ctx, "/var/lib/worker/dlq.db", sqlite.Options{})
+//	q, err := sqlite.Open(ctx, "/var/lib/worker/dlq.db", sqlite.Config{})
 //	if err != nil {
 //		return err
 //	}
@@ -68,7 +68,7 @@
 //	| setting        | default                             | change with          |
 //	|----------------|-------------------------------------|----------------------|
 //	| journal        | WAL, synchronous=FULL               | —                    |
-//	| busy timeout   | 5s                                  | Options.BusyTimeout  |
-//	| replay claim   | lapses after 5m (a replayer died)   | Options.ClaimTimeout |
+//	| busy timeout   | 5s                                  | Config.BusyTimeout   |
+//	| replay claim   | lapses after 5m (a replayer died)   | Config.ClaimTimeout  |
 //	| bound          | none but the disk                   | —                    |
 package sqlite

@@ -18,7 +18,7 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	q, err := sqlite.Open(ctx, filepath.Join(dir, "dlq.db"), sqlite.Options{})
+	q, err := sqlite.Open(ctx, filepath.Join(dir, "dlq.db"), sqlite.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -30,8 +30,7 @@ func ExampleOpen() {
 	err = dlq.Do(ctx, r, q, job, func(context.Context) error {
 		return classify.Permanent(errors.New("prompt rejected: template variable missing")) // a bug
 	})
-	var dead *dlq.DeadLetteredError
-	fmt.Println(errors.As(err, &dead), dead.ID)
+	fmt.Println(errors.Is(err, dlq.ErrDeadLettered), dlq.LetterID(job.Source, job.ID))
 
 	// After the fix, the job goes back to the work queue.
 	rep, err := dlq.Replay(ctx, q, dlq.Filter{}, dlq.EnqueueFunc(func(ctx context.Context, j dlq.Job) error {

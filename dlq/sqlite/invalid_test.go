@@ -29,8 +29,8 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Open with a nil context", func() error { _, err := sqlite.Open(nilCtx, path, sqlite.Options{}); return err }},
-		{"Open of an empty path", func() error { _, err := sqlite.Open(ctx, "", sqlite.Options{}); return err }},
+		{"Open with a nil context", func() error { _, err := sqlite.Open(nilCtx, path, sqlite.Config{}); return err }},
+		{"Open of an empty path", func() error { _, err := sqlite.Open(ctx, "", sqlite.Config{}); return err }},
 	}
 	for name, q := range map[string]*sqlite.Queue{"a nil Queue": nilQ, "a zero Queue": zero} {
 		tests = append(tests, []struct {

@@ -35,8 +35,8 @@ VALUES ('baabc1e43114f0a6', 'llm-jobs', '7', 'failed', 'unclassified', 1, '2026-
 	}
 	for range 2 { // a second Open finds version 2 and changes nothing
 		q := open(t, path)
-		ls, err := q.List(context.Background(), dlq.Filter{StopReason: dlq.StopFailed})
-		if err != nil || len(ls) != 1 || ls[0].Job.ID != "7" || ls[0].StopReason != dlq.StopFailed {
+		ls, err := q.List(context.Background(), dlq.Filter{StopReason: "failed"})
+		if err != nil || len(ls) != 1 || ls[0].Job.ID != "7" || ls[0].StopReason != "failed" {
 			t.Fatalf("List(stop reason failed) of a migrated file = %+v, %v; want the version 1 letter", ls, err)
 		}
 		q.Close()

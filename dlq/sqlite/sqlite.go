@@ -16,23 +16,23 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
 
-// SchemaVersion is the version of the tables this package creates and reads.
+// schemaVersion is the version of the tables this package creates and reads.
 // Open migrates a file of an earlier version: version 1 named the stop_reason
 // column reason.
-const SchemaVersion = 2
+const schemaVersion = 2
 
-// Defaults for zero fields of Options.
+// Defaults for zero fields of Config.
 const (
-	DefaultBusyTimeout  = 5 * time.Second
-	DefaultClaimTimeout = 5 * time.Minute
+	defaultBusyTimeout  = 5 * time.Second
+	defaultClaimTimeout = 5 * time.Minute
 )
 
 // timeLayout is fixed-width, so that text order is time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// Options configures a Queue. The zero value is the default; a negative
+// Config configures a Queue. The zero value is the default; a negative
 // value, or one below a millisecond, is a *retry.InvalidError naming it.
-type Options struct {
+type Config struct {
 	// BusyTimeout is how long a write waits for another connection's (or
 	// process's) write to finish. 0 means 5s; otherwise at least 1ms.
 	BusyTimeout time.Duration
@@ -87,11 +87,11 @@ UPDATE dlq_meta SET value = '2' WHERE key = 'schema_version';`,
 // Open opens the queue in the SQLite file at path, creating the file and
 // its tables if needed. Errors naming a bad argument are
 // *retry.InvalidError.
-func Open(ctx context.Context, path string, o Options) (*Queue, error) {
-	if err := o.validate(ctx, path); err != nil {
+func Open(ctx context.Context, path string, c Config) (*Queue, error) {
+	if err := c.validate(ctx, path); err != nil {
 		return nil, err
 	}
-	busy := cmpOr(o.BusyTimeout, DefaultBusyTimeout)
+	busy := cmpOr(c.BusyTimeout, defaultBusyTimeout)
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -105,25 +105,25 @@ func Open(ctx context.Context, path string, o Options) (*Queue, error) {
 		db.Close()
 		return nil, fmt.Errorf("dlq/sqlite: open %s: %w", path, err)
 	}
-	return &Queue{db: db, claim: cmpOr(o.ClaimTimeout, DefaultClaimTimeout)}, nil
+	return &Queue{db: db, claim: cmpOr(c.ClaimTimeout, defaultClaimTimeout)}, nil
 }
 
-func (o Options) validate(ctx context.Context, path string) error {
+func (c Config) validate(ctx context.Context, path string) error {
 	switch {
 	case ctx == nil:
 		return invalid("sqlite.Open", nil, "the context must not be nil")
 	case path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:"):
 		return invalid("sqlite.Open", path, "the path must be a plain file path, without ? or # (and not a file: URI)")
-	case o.BusyTimeout < 0 || o.BusyTimeout > 0 && o.BusyTimeout < time.Millisecond:
-		return invalid("sqlite.Options.BusyTimeout", o.BusyTimeout, "must be at least 1ms (0 means 5s)")
-	case o.ClaimTimeout < 0 || o.ClaimTimeout > 0 && o.ClaimTimeout < time.Millisecond:
-		return invalid("sqlite.Options.ClaimTimeout", o.ClaimTimeout, "must be at least 1ms (0 means 5m)")
+	case c.BusyTimeout < 0 || c.BusyTimeout > 0 && c.BusyTimeout < time.Millisecond:
+		return invalid("sqlite.Config.BusyTimeout", c.BusyTimeout, "must be at least 1ms (0 means 5s)")
+	case c.ClaimTimeout < 0 || c.ClaimTimeout > 0 && c.ClaimTimeout < time.Millisecond:
+		return invalid("sqlite.Config.ClaimTimeout", c.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
 	return nil
 }
 
 // migrate creates the tables of a new file, or brings an older file's to
-// SchemaVersion, in one transaction.
+// schemaVersion, in one transaction.
 func migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -137,7 +137,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	err = tx.QueryRowContext(ctx, `SELECT value FROM dlq_meta WHERE key = 'schema_version'`).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		v, err = strconv.Itoa(SchemaVersion), create(ctx, tx)
+		v, err = strconv.Itoa(schemaVersion), create(ctx, tx)
 	case err == nil:
 		err = upgrade(ctx, tx, v)
 	}
@@ -154,10 +154,10 @@ func create(ctx context.Context, tx *sql.Tx) error {
 
 func upgrade(ctx context.Context, tx *sql.Tx, version string) error {
 	n, err := strconv.Atoi(version)
-	if err != nil || n < 1 || n > SchemaVersion {
-		return fmt.Errorf("schema version %s is not one this code reads (1 to %d)", version, SchemaVersion)
+	if err != nil || n < 1 || n > schemaVersion {
+		return fmt.Errorf("schema version %s is not one this code reads (1 to %d)", version, schemaVersion)
 	}
-	for ; n < SchemaVersion; n++ {
+	for ; n < schemaVersion; n++ {
 		if _, err := tx.ExecContext(ctx, migrations[n]); err != nil {
 			return fmt.Errorf("migrate schema version %d to %d: %w", n, n+1, err)
 		}
@@ -166,9 +166,21 @@ func upgrade(ctx context.Context, tx *sql.Tx, version string) error {
 }
 
 // check refuses a Queue that Open did not make, a nil context and an empty
-// id.
+// id, before any work.
 func (q *Queue) check(method string, ctx context.Context, ids ...string) error {
-	return dlq.CheckCall("sqlite.Queue."+method, q != nil && q.db != nil, ctx, ids...)
+	name := "sqlite.Queue." + method
+	switch {
+	case q == nil || q.db == nil:
+		return invalid(name, nil, "the queue is nil, or was not made by Open")
+	case ctx == nil:
+		return invalid(name, nil, "the context must not be nil")
+	}
+	for _, id := range ids {
+		if id == "" {
+			return invalid(name, id, "the letter id must not be empty")
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -197,7 +209,7 @@ ON CONFLICT (id) DO UPDATE SET
 	last_error = excluded.last_error, grp = excluded.grp, record = excluded.record,
 	claim = NULL, claimed_until = NULL
 WHERE dlq_letters.claim IS NOT NULL`,
-		l.ID, l.Job.Source, l.Job.ID, string(l.StopReason), l.Last.Decision.Reason, l.Attempts,
+		l.ID, l.Job.Source, l.Job.ID, l.StopReason, l.Last.Decision.Reason, l.Attempts,
 		stamp(l.FirstFailure), stamp(l.LastFailure), l.Last.Error, l.Group(), string(rec))
 	if err != nil {
 		return false, fmt.Errorf("dlq/sqlite: put %s: %w", l.ID, err)
@@ -286,7 +298,7 @@ func conditions(f dlq.Filter) (where []string, args []any) {
 		add("source = ?", f.Source)
 	}
 	if f.StopReason != "" {
-		add("stop_reason = ?", string(f.StopReason))
+		add("stop_reason = ?", f.StopReason)
 	}
 	if f.Class != "" {
 		add("class = ?", f.Class)

@@ -22,7 +22,7 @@ import (
 
 func open(t *testing.T, path string) *sqlite.Queue {
 	t.Helper()
-	q, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	q, err := sqlite.Open(context.Background(), path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func letter(id string) dlq.Letter {
 
 func TestLettersSurviveAReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dlq.db")
-	q, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	q, err := sqlite.Open(context.Background(), path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func killAfter(t *testing.T, path string, round, n int) []string {
 }
 
 func writeUntilKilled(path, round string) {
-	q, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	q, err := sqlite.Open(context.Background(), path, sqlite.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -193,7 +193,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	db, _ := sql.Open("sqlite", path)
 	db.Exec(`UPDATE dlq_meta SET value = '3' WHERE key = 'schema_version'`)
 	db.Close()
-	if _, err := sqlite.Open(context.Background(), path, sqlite.Options{}); err == nil || !strings.Contains(err.Error(), "schema version 3") {
+	if _, err := sqlite.Open(context.Background(), path, sqlite.Config{}); err == nil || !strings.Contains(err.Error(), "schema version 3") {
 		t.Fatalf("Open = %v; want a refusal of schema version 3", err)
 	}
 }
@@ -202,7 +202,7 @@ func TestLapsedClaims(t *testing.T) {
 	queuetest.RunLapses(t, func(t *testing.T) queuetest.Handles {
 		path := filepath.Join(t.TempDir(), "dlq.db")
 		return func(claim time.Duration) dlq.Queue {
-			q, err := sqlite.Open(context.Background(), path, sqlite.Options{ClaimTimeout: claim})
+			q, err := sqlite.Open(context.Background(), path, sqlite.Config{ClaimTimeout: claim})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,19 +217,19 @@ func TestOpenValidatesItsArguments(t *testing.T) {
 	tests := []struct {
 		name  string
 		path  string
-		o     sqlite.Options
+		c     sqlite.Config
 		field string
 	}{
-		{"an empty path", "", sqlite.Options{}, "sqlite.Open"},
-		{"a path with a query", filepath.Join(dir, "x.db?mode=ro"), sqlite.Options{}, "sqlite.Open"},
-		{"a negative busy timeout", filepath.Join(dir, "x.db"), sqlite.Options{BusyTimeout: -1}, "sqlite.Options.BusyTimeout"},
-		{"a busy timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Options{BusyTimeout: time.Microsecond}, "sqlite.Options.BusyTimeout"},
-		{"a negative claim timeout", filepath.Join(dir, "x.db"), sqlite.Options{ClaimTimeout: -1}, "sqlite.Options.ClaimTimeout"},
-		{"a claim timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Options{ClaimTimeout: time.Microsecond}, "sqlite.Options.ClaimTimeout"},
+		{"an empty path", "", sqlite.Config{}, "sqlite.Open"},
+		{"a path with a query", filepath.Join(dir, "x.db?mode=ro"), sqlite.Config{}, "sqlite.Open"},
+		{"a negative busy timeout", filepath.Join(dir, "x.db"), sqlite.Config{BusyTimeout: -1}, "sqlite.Config.BusyTimeout"},
+		{"a busy timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Config{BusyTimeout: time.Microsecond}, "sqlite.Config.BusyTimeout"},
+		{"a negative claim timeout", filepath.Join(dir, "x.db"), sqlite.Config{ClaimTimeout: -1}, "sqlite.Config.ClaimTimeout"},
+		{"a claim timeout under a millisecond", filepath.Join(dir, "x.db"), sqlite.Config{ClaimTimeout: time.Microsecond}, "sqlite.Config.ClaimTimeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused, naming "+tt.field, func(t *testing.T) {
-			_, err := sqlite.Open(context.Background(), tt.path, tt.o)
+			_, err := sqlite.Open(context.Background(), tt.path, tt.c)
 			var inv *retry.InvalidError
 			if !errors.As(err, &inv) || inv.Name != tt.field {
 				t.Fatalf("Open = %v; want an *InvalidError naming %s", err, tt.field)
