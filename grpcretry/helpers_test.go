@@ -10,6 +10,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -154,19 +155,19 @@ func dialWith(t *testing.T, addr string, opts ...grpc.DialOption) healthpb.Healt
 
 // fast is a Retrier that waits at most a millisecond between attempts, and
 // records every event.
-func fast(t *testing.T, events *[]retry.Event, opts ...retry.Option) *retry.Retrier {
+func fast(t *testing.T, events *[]observe.Event, opts ...retry.Option) *retry.Retrier {
 	t.Helper()
 	var mu sync.Mutex
 	base := []retry.Option{
 		retry.WithBackoff(backoff.Constant(time.Millisecond)),
 		retry.WithMaxAttempts(3),
-		retry.WithHook(func(_ context.Context, e retry.Event) {
+		retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
 			if events != nil {
 				mu.Lock()
 				*events = append(*events, e)
 				mu.Unlock()
 			}
-		}),
+		})),
 	}
 	r, err := retry.New(append(base, opts...)...)
 	if err != nil {
@@ -175,10 +176,10 @@ func fast(t *testing.T, events *[]retry.Event, opts ...retry.Option) *retry.Retr
 	return r
 }
 
-// interceptor builds an Interceptor or fails the test.
-func interceptor(t *testing.T, opts ...grpcretry.Option) *grpcretry.Interceptor {
+// interceptor builds an Interceptor of r or fails the test.
+func interceptor(t *testing.T, r *retry.Retrier, opts ...grpcretry.Option) *grpcretry.Interceptor {
 	t.Helper()
-	i, err := grpcretry.New(opts...)
+	i, err := grpcretry.New(r, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
