@@ -37,7 +37,8 @@ type step struct {
 // seenCall is what the server saw of one call.
 type seenCall struct {
 	method      string
-	key         string // the idempotency-key metadata
+	key         string   // the idempotency-key metadata
+	previous    []string // the grpc-previous-rpc-attempts metadata
 	deadline    time.Time
 	hasDeadline bool
 }
@@ -55,8 +56,11 @@ func (s *scripted) next(ctx context.Context, method string) step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := seenCall{method: method}
-	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md[grpcretry.MetadataKey]) > 0 {
-		c.key = md[grpcretry.MetadataKey][0]
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if len(md[grpcretry.MetadataKey]) > 0 {
+			c.key = md[grpcretry.MetadataKey][0]
+		}
+		c.previous = md["grpc-previous-rpc-attempts"]
 	}
 	c.deadline, c.hasDeadline = ctx.Deadline()
 	n := len(s.calls)
@@ -114,7 +118,7 @@ func (s *scripted) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_
 
 // serve starts a real grpc-go server on a loopback port, stopped when the
 // test ends, and returns its address.
-func serve(t *testing.T, h healthpb.HealthServer) string {
+func serve(t testing.TB, h healthpb.HealthServer) string {
 	t.Helper()
 	lis := listen(t)
 	s := grpc.NewServer()
@@ -143,7 +147,7 @@ func dial(t *testing.T, addr string, i *grpcretry.Interceptor, extra ...grpc.Dia
 }
 
 // dialWith connects to addr with opts, closed when the test ends.
-func dialWith(t *testing.T, addr string, opts ...grpc.DialOption) healthpb.HealthClient {
+func dialWith(t testing.TB, addr string, opts ...grpc.DialOption) healthpb.HealthClient {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecureCreds()))...)
 	if err != nil {
@@ -189,7 +193,7 @@ func interceptor(t *testing.T, r *retry.Retrier, opts ...grpcretry.Option) *grpc
 func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
 
 // listen opens a loopback listener on a free port.
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/grpcretry"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/policy"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -246,5 +247,20 @@ func TestTheCallKeyIsSetOnlyWhenTheRetrierReadsIt(t *testing.T) {
 				t.Errorf("the limiter saw keys %v (set: %v), want %v (set: %v)", l.keys, l.has, want, row.want)
 			}
 		})
+	}
+}
+
+// A call the policy refuses for want of an idempotency key sends nothing;
+// its status is FAILED_PRECONDITION, the Retrier's message saying why.
+func TestACallWithoutTheKeyThePolicyRequiresIsAFailedPrecondition(t *testing.T) {
+	srv := &scripted{}
+	r := fast(t, nil, retry.WithPolicy(policy.Policy{RequireKey: true}))
+	_, err := dial(t, serve(t, srv), interceptor(t, r)).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	s := status.Convert(err)
+	if !errors.Is(err, retry.ErrKeyRequired) || s.Code() != codes.FailedPrecondition || !strings.Contains(s.Message(), "idempotency key required") {
+		t.Errorf("err = %v, status %v %q; want ErrKeyRequired, FAILED_PRECONDITION", err, s.Code(), s.Message())
+	}
+	if n := len(srv.seen()); n != 0 {
+		t.Errorf("the server saw %d calls, want 0", n)
 	}
 }

@@ -293,3 +293,59 @@ func TestPeerMiddlewareDisagreesOnResourceExhausted(t *testing.T) {
 		t.Errorf("err = %v after %d requests; want final after 1 (go-grpc-middleware: retried)", err, len(srv.seen()))
 	}
 }
+
+// grpc-go TestRetryStreaming, "No retry after context": the client sends 1
+// and asks for the stream's Context before any reply; the server fails the
+// call with UNAVAILABLE after reading 1. grpc-go commits the stream at
+// Context — the caller may have handed the context on — and returns the
+// UNAVAILABLE, after one call. We agree: Context opens the stream once,
+// without retries, as Header does.
+func TestPeerGrpcGoNoRetryAfterContext(t *testing.T) {
+	readOneThen := func(answer bool) func(testpb.TestService_FullDuplexCallServer) error {
+		return func(stream testpb.TestService_FullDuplexCallServer) error {
+			if _, err := stream.Recv(); err != nil {
+				return err
+			}
+			if answer {
+				return stream.Send(&testpb.StreamingOutputCallResponse{})
+			}
+			return unavailable
+		}
+	}
+	d := &duplex{plays: []func(testpb.TestService_FullDuplexCallServer) error{readOneThen(false), readOneThen(true)}}
+	ic := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(duplexMethod))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := serveDuplex(t, d, ic).FullDuplexCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(request(1)); err != nil {
+		t.Fatal(err)
+	}
+	if stream.Context() == nil {
+		t.Fatal("Context() = nil")
+	}
+	if _, err := stream.Recv(); status.Code(err) != codes.Unavailable || d.count() != 1 {
+		t.Errorf("Recv = %v after %d calls; want UNAVAILABLE after 1", err, d.count())
+	}
+}
+
+// The same for a server stream: Context before the first message opens the
+// stream once; a failure then is the call's.
+func TestAServerStreamIsNotRetriedAfterItsContextWasAskedFor(t *testing.T) {
+	srv := &scripted{steps: []step{{err: unavailable}, {msgs: 1}}}
+	i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(watchMethod))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := dial(t, serve(t, srv), i).Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Context() == nil {
+		t.Fatal("Context() = nil")
+	}
+	if _, err := w.Recv(); status.Code(err) != codes.Unavailable || len(srv.seen()) != 1 {
+		t.Errorf("Recv = %v after %d calls; want UNAVAILABLE after 1", err, len(srv.seen()))
+	}
+}

@@ -3,6 +3,7 @@ package grpcretry_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +90,71 @@ func TestServerPushback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What the server said is obeyed whatever a caller's classifier says: one
+// that retries every UNAVAILABLE neither retries against a "do not retry"
+// pushback nor sooner than the server asked.
+func TestThePushbackIsObeyedWhateverTheCallersClassifier(t *testing.T) {
+	retryEveryUnavailable := func(err error) classify.Decision {
+		if status.Code(err) == codes.Unavailable {
+			return classify.Decision{Verdict: classify.Retry, Reason: "mine"}
+		}
+		return classify.Decision{}
+	}
+	rows := []struct {
+		name     string
+		trailer  metadata.MD
+		calls    int
+		waitedAt time.Duration // at least, before the second call
+	}{
+		{"a negative pushback stops the call", pushbackMS("-1"), 1, 0},
+		{"a malformed pushback stops the call", pushbackMS("xxx"), 1, 0},
+		{"two pushback values stop the call", pushbackMS("1", "2"), 1, 0},
+		{"a pushback of 1000 is waited", pushbackMS("1000"), 2, time.Second},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			srv := &timed{scripted: scripted{steps: []step{{err: unavailable, trailer: row.trailer}, {}}}}
+			r := fast(t, nil, retry.WithClassifier(retryEveryUnavailable), retry.WithMaxDelay(5*time.Second))
+			_, err := dial(t, serve(t, srv), interceptor(t, r, grpcretry.WithIdempotentMethods(checkMethod))).
+				Check(context.Background(), &healthpb.HealthCheckRequest{})
+			starts := srv.starts()
+			if len(starts) != row.calls {
+				t.Fatalf("server saw %d calls, want %d (err %v)", len(starts), row.calls, err)
+			}
+			if row.calls == 2 {
+				if gap := starts[1].Sub(starts[0]); err != nil || gap < row.waitedAt {
+					t.Errorf("err = %v, the second call %v after the first; want success after at least %v", err, gap, row.waitedAt)
+				}
+				return
+			}
+			var rerr *retry.Error
+			if !errors.Is(err, retry.ErrPermanent) || !errors.As(err, &rerr) || rerr.Decision.Reason != classify.ReasonGRPCPushbackStop {
+				t.Errorf("err = %v, want ErrPermanent classified %q", err, classify.ReasonGRPCPushbackStop)
+			}
+		})
+	}
+}
+
+// timed is a scripted health server that also records when each Check
+// began.
+type timed struct {
+	scripted
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *timed) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	s.mu.Lock()
+	s.at = append(s.at, time.Now())
+	s.mu.Unlock()
+	return s.scripted.Check(ctx, req)
+}
+
+func (s *timed) starts() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.at...)
 }

@@ -99,3 +99,39 @@ func TestACallersClassifierOverridesARow(t *testing.T) {
 		t.Errorf("server saw %d calls, want 2", got)
 	}
 }
+
+// A code outside the table — one a server made up, or a later gRPC added —
+// has UNKNOWN's row: retried once, and only if the attempt may run again. A
+// call to a method that is not idempotent, which the server answered, may
+// have been processed: it is sent once.
+func TestACodeOutsideTheTableIsUnknownsRowBehindTheIdempotencyGate(t *testing.T) {
+	const madeUp = codes.Code(42)
+	rows := []struct {
+		name  string
+		opts  []grpcretry.Option
+		calls int
+		stop  error
+	}{
+		{"on a method that is not idempotent: sent once", nil, 1, retry.ErrNotIdempotent},
+		{"on an idempotent method: retried once", []grpcretry.Option{grpcretry.WithIdempotentMethods(checkMethod)}, 2, retry.ErrClassLimit},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			srv := &scripted{steps: []step{{err: status.Error(madeUp, "scripted: a code of its own")}}}
+			_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil), row.opts...)).Check(context.Background(), &healthpb.HealthCheckRequest{})
+			if got := len(srv.seen()); got != row.calls {
+				t.Errorf("server saw %d calls, want %d", got, row.calls)
+			}
+			var rerr *retry.Error
+			if !errors.Is(err, row.stop) || !errors.As(err, &rerr) || rerr.Decision.Reason != classify.ReasonGRPCUnknown {
+				t.Errorf("err = %v, want %v classified %q", err, row.stop, classify.ReasonGRPCUnknown)
+			}
+			if status.Code(err) != madeUp {
+				t.Errorf("status.Code(err) = %v, want the server's %v", status.Code(err), madeUp)
+			}
+		})
+	}
+	if d := grpcretry.Classify(status.Error(madeUp, "x")); d.Reason != classify.ReasonGRPCUnknown || d.Limit != 1 {
+		t.Errorf("Classify(code 42) = %v, want UNKNOWN's row", d)
+	}
+}
