@@ -141,22 +141,21 @@ func ExampleClassify() {
 	// stop (grpc invalid argument)
 }
 
-// slowFirst keeps its first Check waiting until the call gives up on it,
-// and answers the others at once; it prints what each call said of the
-// attempts before it.
+// slowFirst keeps a first attempt waiting until the call gives up on it,
+// and answers the others at once, saying what they said of the attempts
+// before them.
 type slowFirst struct {
 	healthpb.UnimplementedHealthServer
-	calls atomic.Int32
 }
 
-func (s *slowFirst) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	n := s.calls.Add(1)
+func (slowFirst) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	fmt.Printf("the server's call %d: grpc-previous-rpc-attempts %v\n", n, md["grpc-previous-rpc-attempts"])
-	if n == 1 {
+	before := md["grpc-previous-rpc-attempts"]
+	if len(before) == 0 {
 		<-ctx.Done() // a slow backend: the hedge answers first
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
+	fmt.Printf("the server: grpc-previous-rpc-attempts %v\n", before)
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
 
@@ -168,7 +167,7 @@ func ExampleWithHedging() {
 		panic(err)
 	}
 	srv := grpc.NewServer()
-	healthpb.RegisterHealthServer(srv, &slowFirst{})
+	healthpb.RegisterHealthServer(srv, slowFirst{})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 
@@ -198,9 +197,8 @@ func ExampleWithHedging() {
 	resp, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	fmt.Println(resp.GetStatus(), err)
 	// Output:
-	// the server's call 1: grpc-previous-rpc-attempts []
 	// attempt 2 starts alongside, after 20ms
-	// the server's call 2: grpc-previous-rpc-attempts [1]
+	// the server: grpc-previous-rpc-attempts [1]
 	// SERVING <nil>
 }
 
