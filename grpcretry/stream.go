@@ -21,7 +21,7 @@ import (
 //
 // A server-streaming call, and a client-streaming or bidirectional one
 // declared with WithReplayableStreams, is retried until its first message
-// arrives: the stream opens at the first RecvMsg (or Header), and each
+// arrives: the stream opens at the first RecvMsg, and each
 // attempt opens it anew and sends again what the caller sent so far. A
 // failure after the first message is never retried: RecvMsg returns a
 // *stream.Error[any] with the messages delivered so far (the same rule and
