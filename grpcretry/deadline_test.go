@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -16,7 +17,7 @@ import (
 // Every attempt runs under the call's deadline: the server sees it.
 func TestEveryAttemptCarriesTheCallersDeadline(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}, {err: unavailable}, {}}}
-	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))
+	i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	want, _ := ctx.Deadline()
@@ -36,7 +37,7 @@ func TestEveryAttemptCarriesTheCallersDeadline(t *testing.T) {
 func TestAnAttemptTimeoutIsTheDeadlineTheServerSees(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}, {}}}
 	r := fast(t, nil, retry.WithAttemptTimeout(5*time.Second))
-	i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(checkMethod))
+	i := interceptor(t, r, grpcretry.WithIdempotentMethods(checkMethod))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if _, err := dial(t, serve(t, srv), i).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
@@ -56,11 +57,12 @@ func TestAnAttemptThatTimedOutIsRetriedOnlyWhenIdempotent(t *testing.T) {
 		name := map[bool]string{true: "idempotent: retried", false: "not idempotent: ErrNotIdempotent"}[idempotent]
 		t.Run(name, func(t *testing.T) {
 			srv := &scripted{steps: []step{{block: true}, {}}}
-			opts := []grpcretry.Option{grpcretry.WithRetrier(fast(t, nil, retry.WithAttemptTimeout(10*time.Millisecond)))}
+			var opts []grpcretry.Option
 			if idempotent {
 				opts = append(opts, grpcretry.WithIdempotentMethods(checkMethod))
 			}
-			_, err := dial(t, serve(t, srv), interceptor(t, opts...)).Check(context.Background(), &healthpb.HealthCheckRequest{})
+			r := fast(t, nil, retry.WithAttemptTimeout(10*time.Millisecond))
+			_, err := dial(t, serve(t, srv), interceptor(t, r, opts...)).Check(context.Background(), &healthpb.HealthCheckRequest{})
 			calls := len(srv.seen())
 			switch {
 			case idempotent && (err != nil || calls != 2):
@@ -76,7 +78,7 @@ func TestAnAttemptThatTimedOutIsRetriedOnlyWhenIdempotent(t *testing.T) {
 // not: the error is the context's.
 func TestNothingIsRetriedOnceTheCallersDeadlineIsGone(t *testing.T) {
 	srv := &scripted{steps: []step{{block: true}, {}}}
-	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))
+	i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := dial(t, serve(t, srv), i).Check(ctx, &healthpb.HealthCheckRequest{})
@@ -96,7 +98,7 @@ func TestACallWhoseContextEndedHasTheContextsStatus(t *testing.T) {
 		srv := &scripted{}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := dial(t, serve(t, srv), interceptor(t)).Check(ctx, &healthpb.HealthCheckRequest{})
+		_, err := dial(t, serve(t, srv), new(grpcretry.Interceptor)).Check(ctx, &healthpb.HealthCheckRequest{})
 		var ended *grpcretry.EndedError
 		if status.Code(err) != codes.Canceled || !errors.As(err, &ended) || len(srv.seen()) != 0 {
 			t.Errorf("err = %v (code %v) after %d calls, want CANCELLED before any", err, status.Code(err), len(srv.seen()))
@@ -106,12 +108,12 @@ func TestACallWhoseContextEndedHasTheContextsStatus(t *testing.T) {
 		srv := &scripted{steps: []step{{err: unavailable}}}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		r := fast(t, nil, retry.WithHook(func(_ context.Context, e retry.Event) {
-			if e.Kind == retry.RetryScheduled {
+		r := fast(t, nil, retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+			if e.Kind == observe.RetryScheduled {
 				cancel() // the caller gives up during the wait
 			}
-		}))
-		i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(checkMethod))
+		})))
+		i := interceptor(t, r, grpcretry.WithIdempotentMethods(checkMethod))
 		_, err := dial(t, serve(t, srv), i).Check(ctx, &healthpb.HealthCheckRequest{})
 		var rerr *retry.Error
 		if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) || !errors.As(err, &rerr) {

@@ -58,7 +58,7 @@ func TestTheDescriptorsIdempotencyLevelDecides(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.level.String(), func(t *testing.T) {
 			srv := &scripted{steps: []step{{err: unavailable}}}
-			i := interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithFiles(healthWithLevels(t, row.level)))
+			i := interceptor(t, fast(t, nil), grpcretry.WithFiles(healthWithLevels(t, row.level)))
 			_, err := dial(t, serve(t, srv), i).Check(context.Background(), &healthpb.HealthCheckRequest{})
 			if got := len(srv.seen()); got != row.calls {
 				t.Errorf("server saw %d calls, want %d (err %v)", got, row.calls, err)
@@ -74,7 +74,7 @@ func TestTheDescriptorsIdempotencyLevelDecides(t *testing.T) {
 // not idempotent by default.
 func TestTheShippedHealthDescriptorSaysNothing(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}}}
-	_, err := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil)))).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil))).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if !errors.Is(err, retry.ErrNotIdempotent) {
 		t.Errorf("err = %v, want ErrNotIdempotent", err)
 	}

@@ -1,9 +1,6 @@
 package grpcretry
 
 import (
-	"context"
-	"errors"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -12,14 +9,14 @@ import (
 // before the first attempt, during an attempt or during a wait. Its gRPC
 // status is the context's (CANCELLED or DEADLINE_EXCEEDED), as grpc-go
 // reports a call whose context ended, whatever the last attempt answered;
-// it unwraps to the loop's *retry.Error, which keeps the last attempt's
+// it unwraps to the Retrier's *retry.Error, which keeps the last attempt's
 // error and every failure.
 type EndedError struct {
-	Err    error // the *retry.Error (or the breaker's error) that ended the call
+	Err    error // the *retry.Error that ended the call
 	status *status.Status
 }
 
-// Error returns the loop's message.
+// Error returns the Retrier's message.
 func (e *EndedError) Error() string {
 	if e == nil || e.Err == nil {
 		return "grpcretry: call ended by its context"
@@ -27,7 +24,7 @@ func (e *EndedError) Error() string {
 	return e.Err.Error()
 }
 
-// Unwrap returns the loop's error.
+// Unwrap returns the Retrier's error.
 func (e *EndedError) Unwrap() error {
 	if e == nil {
 		return nil
@@ -35,21 +32,11 @@ func (e *EndedError) Unwrap() error {
 	return e.Err
 }
 
-// GRPCStatus returns the context's code with the loop's message; for an
+// GRPCStatus returns the context's code with the Retrier's message; for an
 // EndedError not made by the interceptors, CANCELLED.
 func (e *EndedError) GRPCStatus() *status.Status {
 	if e == nil || e.status == nil {
 		return status.New(codes.Canceled, e.Error())
 	}
 	return e.status
-}
-
-// endedBy wraps err when ctx ended the call: ctx is done and err carries its
-// cause. Any other error is returned unchanged.
-func endedBy(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Cause(ctx)) {
-		return err
-	}
-	code := status.FromContextError(ctx.Err()).Code()
-	return &EndedError{Err: err, status: status.New(code, err.Error())}
 }

@@ -10,9 +10,10 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
-	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/hedge"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -31,7 +32,7 @@ type flaky struct {
 
 func (f *flaky) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	if f.calls.Add(1) == 1 {
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcretry.PushbackTrailer, "10"))
+		_ = grpc.SetTrailer(ctx, metadata.Pairs("grpc-retry-pushback-ms", "10"))
 		return nil, status.Error(codes.Unavailable, "warming up")
 	}
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
@@ -61,17 +62,17 @@ func ExampleNew() {
 	defer stop()
 
 	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)),
-		retry.WithHook(func(_ context.Context, e retry.Event) {
-			if e.Kind == retry.RetryScheduled {
+		retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+			if e.Kind == observe.RetryScheduled {
 				fmt.Printf("attempt %d failed (%s); waiting at least the server's 10ms\n", e.Attempt, e.Decision.Reason)
 			}
-		}))
+		})))
 	if err != nil {
 		panic(err)
 	}
 	// Check only reads: declare it idempotent, so that an UNAVAILABLE from
 	// the server — which may have run it — is repeated.
-	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check"))
+	i, err := grpcretry.New(r, grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check"))
 	if err != nil {
 		panic(err)
 	}
@@ -140,21 +141,80 @@ func ExampleClassify() {
 	// stop (grpc invalid argument)
 }
 
-// A limit.Keyed gives each (target, method) a limiter of its own; a call
-// the limiter refuses is not sent, and says so in its status.
-func ExampleWithTargetMethodContext() {
+// slowFirst keeps a first attempt waiting until the call gives up on it,
+// and answers the others at once, saying what they said of the attempts
+// before them.
+type slowFirst struct {
+	healthpb.UnimplementedHealthServer
+}
+
+func (slowFirst) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	before := md["grpc-previous-rpc-attempts"]
+	if len(before) == 0 {
+		<-ctx.Done() // a slow backend: the hedge answers first
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	fmt.Printf("the server: grpc-previous-rpc-attempts %v\n", before)
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// An idempotent call still without an answer after 20ms is sent again
+// alongside; the first answer wins and the slow attempt is cancelled.
+func ExampleWithHedging() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, slowFirst{})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	r, err := retry.New(retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+		if e.Kind == observe.HedgeStarted {
+			fmt.Printf("attempt %d starts alongside, after %v\n", e.Attempt, e.Delay)
+		}
+	})))
+	if err != nil {
+		panic(err)
+	}
+	i, err := grpcretry.New(r, grpcretry.WithHedging(hedge.Fixed(20*time.Millisecond), 2),
+		grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check"))
+	if err != nil {
+		panic(err)
+	}
+	opts, err := i.DialOptions()
+	if err != nil {
+		panic(err)
+	}
+	cc, err := grpc.NewClient(lis.Addr().String(), append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		panic(err)
+	}
+	defer cc.Close()
+
+	resp, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	fmt.Println(resp.GetStatus(), err)
+	// Output:
+	// attempt 2 starts alongside, after 20ms
+	// the server: grpc-previous-rpc-attempts [1]
+	// SERVING <nil>
+}
+
+// A call the Retrier's limiter refuses is not sent, and says so in its
+// status: RESOURCE_EXHAUSTED, the code of a limit the client itself hit.
+func ExampleNew_refusedByTheLimiter() {
 	addr, stop := startFlaky()
 	defer stop()
 
-	keyed, err := limit.NewKeyed(grpcretry.TargetMethodOf, func(breaker.HostModel) (limit.Limiter, error) {
-		return limit.NewThrottler(limit.ThrottlerConfig{Rand: func() uint64 { return 0 }}) // refuses whenever it may
-	}, 0)
+	throttler, err := limit.NewThrottler(limit.ThrottlerConfig{Rand: func() uint64 { return 0 }}) // refuses whenever it may
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r, _ := retry.New(retry.WithLimiter(keyed), retry.WithMaxAttempts(1))
-	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithTargetMethodContext())
+	r, _ := retry.New(retry.WithLimiter(throttler), retry.WithMaxAttempts(1))
+	i, err := grpcretry.New(r)
 	if err != nil {
 		fmt.Println(err)
 		return

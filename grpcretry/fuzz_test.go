@@ -18,7 +18,7 @@ func FuzzPushback(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		wait, said, ok := pushback(metadata.MD{PushbackTrailer: {v}})
+		wait, said, ok := pushback(metadata.MD{pushbackTrailer: {v}})
 		n, err := strconv.ParseInt(v, 10, 64)
 		overflow := errors.Is(err, strconv.ErrRange) && v[0] != '-'
 		wantOK := (err == nil && n >= 0) || overflow

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -20,7 +21,7 @@ var unavailable = status.Error(codes.Unavailable, "scripted: unavailable")
 // repeated: the server may have processed it.
 func TestAnUnavailableCallThatReachedTheServerIsNotRepeatedUnlessIdempotentOrKeyed(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}, {}}}
-	client := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil))))
+	client := dial(t, serve(t, srv), interceptor(t, fast(t, nil)))
 	_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if !errors.Is(err, retry.ErrNotIdempotent) {
 		t.Errorf("err = %v, want ErrNotIdempotent", err)
@@ -48,7 +49,7 @@ func TestAKeyedCallIsRepeatedWithTheSameKeyOnEveryAttempt(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := &scripted{steps: []step{{err: unavailable}, {err: unavailable}, {}}}
-			client := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil))))
+			client := dial(t, serve(t, srv), interceptor(t, fast(t, nil)))
 			if _, err := client.Check(keyed(context.Background()), &healthpb.HealthCheckRequest{}); err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func TestAKeyedCallIsRepeatedWithTheSameKeyOnEveryAttempt(t *testing.T) {
 
 func TestAnIdempotentRetrierRepeatsACallThatReachedTheServer(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}, {}}}
-	client := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent()))))
+	client := dial(t, serve(t, srv), interceptor(t, fast(t, nil, retry.Idempotent())))
 	if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +86,8 @@ func TestACallThatNeverLeftTheClientIsRetriedEvenIfNotIdempotent(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	_ = lis.Close() // nothing listens: every attempt is refused before it is sent
-	var events []retry.Event
-	client := dial(t, addr, interceptor(t, grpcretry.WithRetrier(fast(t, &events))))
+	var events []observe.Event
+	client := dial(t, addr, interceptor(t, fast(t, &events)))
 	_, err = client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if !errors.Is(err, retry.ErrExhausted) {
 		t.Fatalf("err = %v, want ErrExhausted after 3 attempts", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -36,7 +37,8 @@ type step struct {
 // seenCall is what the server saw of one call.
 type seenCall struct {
 	method      string
-	key         string // the idempotency-key metadata
+	key         string   // the idempotency-key metadata
+	previous    []string // the grpc-previous-rpc-attempts metadata
 	deadline    time.Time
 	hasDeadline bool
 }
@@ -54,8 +56,11 @@ func (s *scripted) next(ctx context.Context, method string) step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := seenCall{method: method}
-	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md[grpcretry.MetadataKey]) > 0 {
-		c.key = md[grpcretry.MetadataKey][0]
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if len(md[grpcretry.MetadataKey]) > 0 {
+			c.key = md[grpcretry.MetadataKey][0]
+		}
+		c.previous = md["grpc-previous-rpc-attempts"]
 	}
 	c.deadline, c.hasDeadline = ctx.Deadline()
 	n := len(s.calls)
@@ -113,7 +118,7 @@ func (s *scripted) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_
 
 // serve starts a real grpc-go server on a loopback port, stopped when the
 // test ends, and returns its address.
-func serve(t *testing.T, h healthpb.HealthServer) string {
+func serve(t testing.TB, h healthpb.HealthServer) string {
 	t.Helper()
 	lis := listen(t)
 	s := grpc.NewServer()
@@ -142,7 +147,7 @@ func dial(t *testing.T, addr string, i *grpcretry.Interceptor, extra ...grpc.Dia
 }
 
 // dialWith connects to addr with opts, closed when the test ends.
-func dialWith(t *testing.T, addr string, opts ...grpc.DialOption) healthpb.HealthClient {
+func dialWith(t testing.TB, addr string, opts ...grpc.DialOption) healthpb.HealthClient {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecureCreds()))...)
 	if err != nil {
@@ -154,19 +159,19 @@ func dialWith(t *testing.T, addr string, opts ...grpc.DialOption) healthpb.Healt
 
 // fast is a Retrier that waits at most a millisecond between attempts, and
 // records every event.
-func fast(t *testing.T, events *[]retry.Event, opts ...retry.Option) *retry.Retrier {
+func fast(t *testing.T, events *[]observe.Event, opts ...retry.Option) *retry.Retrier {
 	t.Helper()
 	var mu sync.Mutex
 	base := []retry.Option{
 		retry.WithBackoff(backoff.Constant(time.Millisecond)),
 		retry.WithMaxAttempts(3),
-		retry.WithHook(func(_ context.Context, e retry.Event) {
+		retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
 			if events != nil {
 				mu.Lock()
 				*events = append(*events, e)
 				mu.Unlock()
 			}
-		}),
+		})),
 	}
 	r, err := retry.New(append(base, opts...)...)
 	if err != nil {
@@ -175,10 +180,10 @@ func fast(t *testing.T, events *[]retry.Event, opts ...retry.Option) *retry.Retr
 	return r
 }
 
-// interceptor builds an Interceptor or fails the test.
-func interceptor(t *testing.T, opts ...grpcretry.Option) *grpcretry.Interceptor {
+// interceptor builds an Interceptor of r or fails the test.
+func interceptor(t *testing.T, r *retry.Retrier, opts ...grpcretry.Option) *grpcretry.Interceptor {
 	t.Helper()
-	i, err := grpcretry.New(opts...)
+	i, err := grpcretry.New(r, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +193,7 @@ func interceptor(t *testing.T, opts ...grpcretry.Option) *grpcretry.Interceptor 
 func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
 
 // listen opens a loopback listener on a free port.
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

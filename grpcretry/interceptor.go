@@ -8,11 +8,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
-	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/internal/argerr"
-	"github.com/retrykit/retry/internal/breakerset"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -20,22 +16,25 @@ import (
 )
 
 // Interceptor holds the unary and stream client interceptors that retry
-// gRPC calls: each call is one call of a *retry.Retrier's loop. Build it
-// with New and install it with DialOptions. It is safe for concurrent use.
+// gRPC calls: each call is one call of a *retry.Retrier, which holds the
+// policy and every stage — budget, limiter, breakers, cooldowns, observers.
+// Build it with New and install it with DialOptions. It is safe for
+// concurrent use.
 //
-// The zero Interceptor is ready to use: the default retry policy
-// (retry.New()), descriptors from protoregistry.GlobalFiles, no breakers or
-// cooldowns. A nil *Interceptor, or one whose options New refused, fails
-// every call with a *retry.InvalidError.
+// The zero Interceptor is ready to use: the default Retrier (retry.New()),
+// descriptors from protoregistry.GlobalFiles, no hedging. A nil
+// *Interceptor, or one whose arguments New refused, fails every call with a
+// *retry.InvalidError.
 type Interceptor struct {
-	r           *retry.Retrier
-	classifiers []classify.Func
-	idempotent  map[string]bool // declared by WithIdempotentMethods
-	replayable  map[string]bool // declared by WithReplayableStreams
-	files       *protoregistry.Files
-	breakers    *breakerset.Set
-	cooldowns   *breaker.Cooldowns[breaker.HostModel]
-	keyCtx      bool // WithTargetMethodContext: the loop's context carries the (target, method)
+	r          *retry.Retrier
+	keyed      bool            // a stage of r reads the call key: each call carries one
+	idempotent map[string]bool // declared by WithIdempotentMethods
+	replayable map[string]bool // declared by WithReplayableStreams
+	files      *protoregistry.Files
+	// hedgeAny hedges the calls r's policy lets run twice at once (keyed
+	// ones, or all under retry.Idempotent); hedgeIdem, built from r with
+	// retry.Idempotent, those of idempotent methods. nil: no hedging.
+	hedgeAny, hedgeIdem *retry.Hedger
 	// known caches each method's idempotency, copied on write: a lookup on
 	// every call is a plain map read, with no lock and no allocation.
 	known atomic.Pointer[map[string]bool]
@@ -47,29 +46,71 @@ type Interceptor struct {
 // key, the same on every attempt.
 const MetadataKey = "idempotency-key"
 
+// previousAttempts is the metadata of a retried or hedged attempt that says
+// how many attempts of the call were sent before it (gRFC A6). grpc-go sets
+// it for its own retries only, which DialOptions turns off; it sends the
+// metadata as given (the key is not among its reserved headers).
+const previousAttempts = "grpc-previous-rpc-attempts"
+
 var defaultInterceptor = mustNew()
 
 func mustNew() *Interceptor {
-	i, err := New()
-	if err != nil {
-		panic(err) // New without options cannot fail
+	r, err := retry.New()
+	if err == nil {
+		var i *Interceptor
+		if i, err = New(r); err == nil {
+			return i
+		}
 	}
-	return i
+	panic(err) // the defaults cannot be refused
 }
 
-// New returns an Interceptor configured by opts, or the first bad option as
-// a *retry.InvalidError. An Interceptor whose options were refused is still
-// returned, and fails every call with that error without making it.
-func New(opts ...Option) (*Interceptor, error) {
-	i := &Interceptor{r: new(retry.Retrier), files: protoregistry.GlobalFiles, built: true}
+// New returns an Interceptor that makes every call through r, configured
+// by opts, or a *retry.InvalidError for a nil or refused r, the first bad
+// option, or a hedging setting retry.NewHedger refuses. An Interceptor
+// whose arguments were refused is still returned, and fails every call with
+// that error without making it.
+func New(r *retry.Retrier, opts ...Option) (*Interceptor, error) {
+	if r == nil {
+		return refused(invalid("grpcretry.New", nil, "the Retrier must not be nil (build one with retry.New)"))
+	}
+	c := config{files: protoregistry.GlobalFiles}
 	for _, o := range opts {
 		if o == nil {
-			err := argerr.New("grpcretry.New", nil, "an Option must not be nil")
-			return &Interceptor{built: true, err: err}, err
+			return refused(invalid("grpcretry.New", nil, "an Option must not be nil"))
 		}
-		if err := o(i); err != nil {
-			return &Interceptor{built: true, err: err}, err
+		if err := o(&c); err != nil {
+			return refused(err)
 		}
+	}
+	return build(r, c)
+}
+
+func refused(err *retry.InvalidError) (*Interceptor, error) {
+	return &Interceptor{built: true, err: err}, err
+}
+
+// build makes the Interceptor of r and c, and its Hedgers: one from r, and
+// one from r with retry.Idempotent for the methods known to be idempotent,
+// sharing r's stages.
+func build(r *retry.Retrier, c config) (*Interceptor, error) {
+	i := &Interceptor{r: r, keyed: r.Keyed(), idempotent: c.idempotent, replayable: c.replayable, files: c.files, built: true}
+	idem, err := r.With(retry.Idempotent()) // also reports a refused r
+	if err != nil {
+		return refused(&retry.InvalidError{Name: "grpcretry.New", Value: "a refused *retry.Retrier", Err: err})
+	}
+	if c.delay == nil {
+		return i, nil
+	}
+	if i.hedgeAny, err = retry.NewHedger(r, c.delay, c.maxInFlight); err == nil {
+		i.hedgeIdem, err = retry.NewHedger(idem, c.delay, c.maxInFlight)
+	}
+	if err != nil {
+		bad := &retry.InvalidError{Name: "grpcretry.WithHedging", Value: c.delay, Err: err}
+		if ie, ok := err.(*retry.InvalidError); ok {
+			bad.Value, bad.Err = ie.Value, ie.Err
+		}
+		return refused(bad)
 	}
 	return i, nil
 }
@@ -78,9 +119,9 @@ func New(opts ...Option) (*Interceptor, error) {
 // disable grpc-go's own retries (grpc.WithDisableRetry), so that the two
 // loops never multiply: with both on, a call that keeps failing is made
 // grpc-go's maxAttempts times i's. grpc-go's transparent retry of a call
-// that never left the client stays on, as it must: it repeats nothing.
-// Interceptors chained after these run once per attempt; those chained
-// before them, once per call.
+// that never reached the server's application stays on, as it must: it
+// repeats nothing. Interceptors chained after these run once per attempt;
+// those chained before them, once per call.
 func (i *Interceptor) DialOptions() ([]grpc.DialOption, error) {
 	if _, err := i.ready(); err != nil {
 		return nil, err
@@ -97,13 +138,44 @@ func (i *Interceptor) DialOptions() ([]grpc.DialOption, error) {
 func (i *Interceptor) ready() (*Interceptor, error) {
 	switch {
 	case i == nil:
-		return nil, argerr.New("grpcretry.Interceptor", nil, "must not be nil (use New, or a zero Interceptor)")
+		return nil, invalid("grpcretry.Interceptor", nil, "must not be nil (use New, or a zero Interceptor)")
 	case i.err != nil:
 		return nil, i.err
 	case !i.built:
 		return defaultInterceptor, nil
 	}
 	return i, nil
+}
+
+// callContext returns the context a call runs with: the caller's, with its
+// idempotency key both ways (see keyed), and the call key when a stage of
+// the Retrier reads it — only then, since a context value is an allocation.
+func (i *Interceptor) callContext(ctx context.Context, cc *grpc.ClientConn, method string) (context.Context, error) {
+	ctx, err := keyed(ctx)
+	if err != nil || !i.keyed {
+		return ctx, err
+	}
+	k := breaker.Key{Operation: method}
+	if cc != nil {
+		k.Target = cc.Target()
+	}
+	return breaker.WithKey(ctx, k), nil
+}
+
+// hedger returns the Hedger of a call to method, or nil without hedging.
+// The Hedger decides whether the call may run twice at once: a method
+// known to be idempotent goes to the one built with retry.Idempotent; any
+// other to the one built from the Retrier, which hedges it if it is keyed
+// (or the Retrier says every call is idempotent), and otherwise makes its
+// attempts one at a time.
+func (i *Interceptor) hedger(method string) *retry.Hedger {
+	switch {
+	case i.hedgeAny == nil:
+		return nil
+	case i.isIdempotent(method):
+		return i.hedgeIdem
+	}
+	return i.hedgeAny
 }
 
 // isIdempotent reports whether method was declared idempotent, or its
@@ -160,13 +232,13 @@ func descriptorIdempotent(files *protoregistry.Files, method string) bool {
 
 // keyed finds the call's idempotency key — in the outgoing metadata, or in
 // the context (retry.WithIdempotencyKey) — and returns a context that
-// carries it both ways: the loop reads it from the context, the server from
-// the metadata.
+// carries it both ways: the Retrier reads it from the context, the server
+// from the metadata.
 func keyed(ctx context.Context) (context.Context, error) {
 	ctxKey, inCtx := retry.IdempotencyKey(ctx)
 	if vs := metadata.ValueFromOutgoingContext(ctx, MetadataKey); len(vs) > 0 {
 		if len(vs) > 1 {
-			return ctx, argerr.New("grpcretry.Interceptor", fmt.Sprintf("%d values of the outgoing metadata %q", len(vs), MetadataKey),
+			return ctx, invalid("grpcretry.Interceptor", fmt.Sprintf("%d values of the outgoing metadata %q", len(vs), MetadataKey),
 				"a call has one idempotency key")
 		}
 		if vs[0] == ctxKey {
@@ -178,69 +250,4 @@ func keyed(ctx context.Context) (context.Context, error) {
 		return metadata.AppendToOutgoingContext(ctx, MetadataKey, ctxKey), nil
 	}
 	return ctx, nil
-}
-
-// failed turns an attempt's error into a classified one. sent reports that
-// the attempt had a transport stream: the server may have seen it.
-func (i *Interceptor) failed(ctx context.Context, err error, trailer metadata.MD, sent bool, method string) error {
-	d := i.decision(ctx, err, trailer)
-	if d.Verdict == classify.NoOpinion {
-		return err // not a status: the Retrier's classifiers decide
-	}
-	if d.Verdict == classify.Retry {
-		// The idempotency gate: a call that reached the server may have been
-		// processed; a Timeout decision is retried only for idempotent or
-		// keyed work (the loop checks the key and retry.Idempotent()).
-		// One that never left the client repeats nothing.
-		d.Timeout = sent && !i.isIdempotent(method)
-	}
-	return classify.Mark(err, d)
-}
-
-// decision asks the caller's classifiers, then the table.
-func (i *Interceptor) decision(ctx context.Context, err error, trailer metadata.MD) classify.Decision {
-	for _, f := range i.classifiers {
-		if d := f(err); d.Verdict != classify.NoOpinion {
-			return d
-		}
-	}
-	s, ok := statusOf(err)
-	switch {
-	case !ok:
-		return classify.Decision{}
-	case s.Code() == codes.DeadlineExceeded && pastDeadline(ctx):
-		// The context's timer fires any moment now: wait for it, so that the
-		// call ends with the caller's own deadline, as when it came first.
-		if done := ctx.Done(); done != nil {
-			<-done
-		}
-		return classify.Decision{Verdict: classify.Stop, Reason: ReasonCallerDeadline}
-	}
-	return decide(s, trailer)
-}
-
-// observe starts the key's cooldown after an UNAVAILABLE with a server wait.
-func (i *Interceptor) observe(key breaker.HostModel, err error) {
-	d := classify.Markers(err)
-	if i.cooldowns == nil || d.Reason != ReasonUnavailable || d.RetryAfter <= 0 {
-		return
-	}
-	// The cooldown registry starts on the HTTP 503 reason; the gRPC
-	// equivalent is told in its terms.
-	i.cooldowns.Observe(key, classify.Mark(err, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: d.RetryAfter}))
-}
-
-// run runs op through the key's breaker, if any, and the Retrier.
-func (i *Interceptor) run(ctx context.Context, key breaker.HostModel, op func(context.Context) error) error {
-	if i.breakers == nil {
-		return i.r.Do(ctx, op)
-	}
-	b, err := i.breakers.Get(i.r, key)
-	switch {
-	case err != nil:
-		return err
-	case b == nil: // the set is full: this key runs without a breaker
-		return i.r.Do(ctx, op)
-	}
-	return b.Do(ctx, op)
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/hedge"
 	"google.golang.org/grpc"
 )
 
@@ -21,25 +22,30 @@ func TestNilAndZeroArgumentsAreInvalid(t *testing.T) {
 		ran++
 		return nil, nil
 	}
-	settings := func(breaker.HostModel) breaker.Settings { return breaker.Settings{} }
-	refused, _ := grpcretry.New(grpcretry.WithRetrier(nil))
+	refused, _ := grpcretry.New(nil)
+	badRetrier, _ := retry.New(retry.WithMaxAttempts(0))
 	var nilI *grpcretry.Interceptor
 	ctx := context.Background()
 	desc := &grpc.StreamDesc{ServerStreams: true}
+	r, err := retry.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	newWith := func(o grpcretry.Option) func() error {
-		return func() error { _, err := grpcretry.New(o); return err }
+		return func() error { _, err := grpcretry.New(r, o); return err }
 	}
 	rows := []struct {
 		name string
 		call func() error
 	}{
-		{"grpcretry.New(nil)", newWith(nil)},
-		{"grpcretry.WithRetrier(nil)", newWith(grpcretry.WithRetrier(nil))},
-		{"grpcretry.WithClassifier(nil)", newWith(grpcretry.WithClassifier(nil))},
+		{"grpcretry.New(nil)", func() error { _, err := grpcretry.New(nil); return err }},
+		{"grpcretry.New(a refused Retrier)", func() error { _, err := grpcretry.New(badRetrier); return err }},
+		{"grpcretry.New(r, nil)", newWith(nil)},
 		{"grpcretry.WithFiles(nil)", newWith(grpcretry.WithFiles(nil))},
-		{"grpcretry.WithCooldowns(nil)", newWith(grpcretry.WithCooldowns(nil))},
-		{"grpcretry.WithBreakers(nil)", newWith(grpcretry.WithBreakers(nil))},
-		{"grpcretry.WithBreakers(settings, nil)", newWith(grpcretry.WithBreakers(settings, nil))},
+		{"grpcretry.WithHedging(nil, 2)", newWith(grpcretry.WithHedging(nil, 2))},
+		{"grpcretry.WithHedging(d, 1)", newWith(grpcretry.WithHedging(hedge.Fixed(time.Millisecond), 1))},
+		{"grpcretry.WithHedging(hedge.Fixed(0), 2)", newWith(grpcretry.WithHedging(hedge.Fixed(0), 2))},
+		{"grpcretry.WithHedging(a zero hedge.Adaptive, 2)", newWith(grpcretry.WithHedging(new(hedge.Adaptive), 2))},
 		{`grpcretry.WithIdempotentMethods("")`, newWith(grpcretry.WithIdempotentMethods(""))},
 		{`grpcretry.WithIdempotentMethods("Check")`, newWith(grpcretry.WithIdempotentMethods("Check"))},
 		{`grpcretry.WithReplayableStreams("/svc")`, newWith(grpcretry.WithReplayableStreams("/svc"))},
@@ -71,10 +77,18 @@ func TestNilAndZeroArgumentsAreInvalid(t *testing.T) {
 
 // The option names its value and the reason, qualified with the package.
 func TestABadOptionNamesItself(t *testing.T) {
-	_, err := grpcretry.New(grpcretry.WithIdempotentMethods("/a.B/C", "Check"))
-	const want = `grpcretry.WithIdempotentMethods("Check"): method 1 must be a full method name, /package.Service/Method`
-	if err == nil || err.Error() != want {
-		t.Errorf("err = %v, want %s", err, want)
+	for _, row := range []struct {
+		opt  grpcretry.Option
+		want string
+	}{
+		{grpcretry.WithIdempotentMethods("/a.B/C", "Check"), `grpcretry.WithIdempotentMethods("Check"): method 1 must be a full method name, /package.Service/Method`},
+		{grpcretry.WithHedging(hedge.Fixed(time.Millisecond), 1), `grpcretry.WithHedging(1): at most in flight must be at least 2: an attempt and its hedge`},
+		{grpcretry.WithHedging(hedge.Fixed(-time.Millisecond), 2), `grpcretry.WithHedging(-1ms): hedge.Fixed(-1ms): must be positive`},
+	} {
+		_, err := grpcretry.New(new(retry.Retrier), row.opt)
+		if err == nil || err.Error() != row.want {
+			t.Errorf("err = %v, want %s", err, row.want)
+		}
 	}
 }
 

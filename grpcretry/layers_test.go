@@ -24,7 +24,7 @@ const serviceConfig = `{"methodConfig": [{
 func TestTwoRetryLayersMultiplyAndDialOptionsLeavesOne(t *testing.T) {
 	call := func(t *testing.T, disable bool) int {
 		srv := &scripted{steps: []step{{err: unavailable}}}
-		i := interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))
+		i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))
 		extra := []grpc.DialOption{grpc.WithDefaultServiceConfig(serviceConfig)}
 		addr := serve(t, srv)
 		var client healthpb.HealthClient

@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/grpcretry"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/policy"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -55,7 +56,7 @@ func TestALimiterRefusalSendsNothing(t *testing.T) {
 		th := refusing(t)
 		th.Record(context.Background(), limit.Outcome{Result: limit.Throttled})
 		srv := &scripted{}
-		i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.WithLimiter(th))))
+		i := interceptor(t, fast(t, nil, retry.WithLimiter(th)))
 		_, err := dial(t, serve(t, srv), i).Check(context.Background(), &healthpb.HealthCheckRequest{})
 		checkLimited(t, err, 0)
 		if n := len(srv.seen()); n != 0 {
@@ -66,7 +67,7 @@ func TestALimiterRefusalSendsNothing(t *testing.T) {
 		th := refusing(t)
 		th.Record(context.Background(), limit.Outcome{Result: limit.Throttled})
 		srv := &scripted{steps: []step{{msgs: 1}}}
-		i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.WithLimiter(th))))
+		i := interceptor(t, fast(t, nil, retry.WithLimiter(th)))
 		w, err := dial(t, serve(t, srv), i).Watch(context.Background(), &healthpb.HealthCheckRequest{})
 		if err != nil {
 			t.Fatal(err) // the stream opens at its first RecvMsg
@@ -84,7 +85,7 @@ func TestALimiterRefusalSendsNothing(t *testing.T) {
 // retry; the *retry.Error keeps that attempt's error.
 func TestALimiterRefusalOfARetry(t *testing.T) {
 	srv := &scripted{steps: []step{{err: unavailable}, {}}}
-	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.WithLimiter(refusing(t)))),
+	i := interceptor(t, fast(t, nil, retry.WithLimiter(refusing(t))),
 		grpcretry.WithIdempotentMethods(checkMethod))
 	_, err := dial(t, serve(t, srv), i).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	checkLimited(t, err, 1)
@@ -130,13 +131,13 @@ func (s *spy) seen() (int, []limit.Outcome) {
 // the limit package); before it, the test skips.
 func TestAServerPushbackTellsTheLimiterItWasThrottled(t *testing.T) {
 	wait := 5 * time.Millisecond
-	probe := classify.Decision{Verdict: classify.Retry, Reason: grpcretry.ReasonResourceExhausted, RetryAfter: wait}
+	probe := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonGRPCResourceExhausted, RetryAfter: wait}
 	if limit.OutcomeOf(errors.New("x"), probe).Result != limit.Throttled {
 		t.Skip("limit.OutcomeOf does not read gRPC's RESOURCE_EXHAUSTED yet")
 	}
 	l := &spy{}
 	srv := &scripted{steps: []step{{err: status.Error(codes.ResourceExhausted, "rate"), trailer: pushbackMS("5")}, {}}}
-	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.WithLimiter(l))), grpcretry.WithIdempotentMethods(checkMethod))
+	i := interceptor(t, fast(t, nil, retry.WithLimiter(l)), grpcretry.WithIdempotentMethods(checkMethod))
 	if _, err := dial(t, serve(t, srv), i).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +148,36 @@ func TestAServerPushbackTellsTheLimiterItWasThrottled(t *testing.T) {
 	}
 }
 
-// A limit.Keyed keyed by TargetMethodOf keeps a limiter per (target,
+// callKeyed is a limit.Keyed of call keys that says so (CallKeyed), so
+// that a Retrier with it sets each call's key.
+type callKeyed struct{ *limit.Keyed[breaker.Key] }
+
+func (callKeyed) CallKeyed() bool { return true }
+
+// keySpy is a limiter that lets every attempt through and keeps the call
+// key of each attempt it is asked about.
+type keySpy struct {
+	mu   sync.Mutex
+	keys []breaker.Key
+	has  []bool
+}
+
+func (s *keySpy) Acquire(ctx context.Context, _ time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := breaker.KeyOf(ctx)
+	s.keys, s.has = append(s.keys, k), append(s.has, ok)
+	return true
+}
+
+func (s *keySpy) Record(context.Context, limit.Outcome) {}
+
+// A limit.Keyed keyed by breaker.KeyOf keeps a limiter per (target,
 // method): one method's limit does not slow another's.
 func TestAKeyedLimiterPerTargetAndMethod(t *testing.T) {
 	var mu sync.Mutex
-	made := map[breaker.HostModel]*spy{}
-	keyed, err := limit.NewKeyed(grpcretry.TargetMethodOf, func(k breaker.HostModel) (limit.Limiter, error) {
+	made := map[breaker.Key]*spy{}
+	keyed, err := limit.NewKeyed(breaker.KeyOf, func(k breaker.Key) (limit.Limiter, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		made[k] = &spy{}
@@ -162,8 +187,7 @@ func TestAKeyedLimiterPerTargetAndMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := serve(t, &scripted{steps: []step{{msgs: 1}}})
-	r := fast(t, nil, retry.WithLimiter(keyed))
-	client := dial(t, addr, interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithTargetMethodContext()))
+	client := dial(t, addr, interceptor(t, fast(t, nil, retry.WithLimiter(callKeyed{keyed}))))
 	if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,19 +201,13 @@ func TestAKeyedLimiterPerTargetAndMethod(t *testing.T) {
 	if err != io.EOF {
 		t.Fatal(err)
 	}
-	// Without WithTargetMethodContext a call carries no key: not limited.
-	plain := dial(t, addr, interceptor(t, grpcretry.WithRetrier(r)))
-	if _, err := plain.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
-		t.Fatal(err)
-	}
-
 	mu.Lock()
 	defer mu.Unlock()
 	if len(made) != 2 {
 		t.Fatalf("limiters made for %v, want one per method", made)
 	}
 	for _, m := range []string{checkMethod, watchMethod} {
-		l := made[breaker.HostModel{Host: addr, Model: m}]
+		l := made[breaker.Key{Target: addr, Operation: m}]
 		if l == nil {
 			t.Fatalf("no limiter for (%s, %s) among %v", addr, m, made)
 		}
@@ -199,11 +217,50 @@ func TestAKeyedLimiterPerTargetAndMethod(t *testing.T) {
 	}
 }
 
-func TestTargetMethodOfAContextWithout(t *testing.T) {
-	if _, ok := grpcretry.TargetMethodOf(context.Background()); ok {
-		t.Error("a context without a call's key has one")
+// The call key is set only when a stage of the Retrier reads it: a
+// context value costs an allocation per call.
+func TestTheCallKeyIsSetOnlyWhenTheRetrierReadsIt(t *testing.T) {
+	addr := serve(t, &scripted{})
+	cd, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := grpcretry.TargetMethodOf(nil); ok { //nolint:staticcheck // the nil context is the point
-		t.Error("a nil context has a call's key")
+	for _, row := range []struct {
+		name string
+		opts []retry.Option
+		want bool
+	}{
+		{"a limiter that reads no key: none", nil, false},
+		{"with cooldowns: (target, method)", []retry.Option{retry.WithCooldowns(cd)}, true},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			l := &keySpy{}
+			r := fast(t, nil, append(row.opts, retry.WithLimiter(l))...)
+			if _, err := dial(t, addr, interceptor(t, r)).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			want := breaker.Key{}
+			if row.want {
+				want = breaker.Key{Target: addr, Operation: checkMethod}
+			}
+			if len(l.has) != 1 || l.has[0] != row.want || l.keys[0] != want {
+				t.Errorf("the limiter saw keys %v (set: %v), want %v (set: %v)", l.keys, l.has, want, row.want)
+			}
+		})
+	}
+}
+
+// A call the policy refuses for want of an idempotency key sends nothing;
+// its status is FAILED_PRECONDITION, the Retrier's message saying why.
+func TestACallWithoutTheKeyThePolicyRequiresIsAFailedPrecondition(t *testing.T) {
+	srv := &scripted{}
+	r := fast(t, nil, retry.WithPolicy(policy.Policy{RequireKey: true}))
+	_, err := dial(t, serve(t, srv), interceptor(t, r)).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	s := status.Convert(err)
+	if !errors.Is(err, retry.ErrKeyRequired) || s.Code() != codes.FailedPrecondition || !strings.Contains(s.Message(), "idempotency key required") {
+		t.Errorf("err = %v, status %v %q; want ErrKeyRequired, FAILED_PRECONDITION", err, s.Code(), s.Message())
+	}
+	if n := len(srv.seen()); n != 0 {
+		t.Errorf("the server saw %d calls, want 0", n)
 	}
 }

@@ -1,14 +1,12 @@
 package grpcretry
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/breaker"
-	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/internal/argerr"
-	"github.com/retrykit/retry/internal/breakerset"
+	"github.com/retrykit/retry/hedge"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
@@ -16,56 +14,44 @@ import (
 // earlier one of the same kind (the method lists add). A bad option — nil, or
 // given a value it refuses — makes New return a *retry.InvalidError naming it
 // and its value.
-type Option func(*Interceptor) *retry.InvalidError
+type Option func(*config) *retry.InvalidError
 
-// WithRetrier sets the retry policy, budget, hooks and logger: every call
-// is one call of r's loop. The default is retry.New() with no options.
-func WithRetrier(r *retry.Retrier) Option {
-	return func(i *Interceptor) *retry.InvalidError {
-		if r == nil {
-			return argerr.New("grpcretry.WithRetrier", nil, "must not be nil")
-		}
-		i.r = r
-		return nil
-	}
+// config is what the options set; New builds the Interceptor from it.
+type config struct {
+	idempotent  map[string]bool // declared by WithIdempotentMethods
+	replayable  map[string]bool // declared by WithReplayableStreams
+	files       *protoregistry.Files
+	delay       hedge.Delay // WithHedging; nil: no hedging
+	maxInFlight int
 }
 
-// WithClassifier adds a classifier that runs before the status table, so
-// that it can override any row; the first with an opinion wins. Its decision
-// still goes through the idempotency gate: a retry of a call that may have
-// reached the server needs an idempotent method, a key, or
-// retry.Idempotent().
-func WithClassifier(f classify.Func) Option {
-	return func(i *Interceptor) *retry.InvalidError {
-		if f == nil {
-			return argerr.New("grpcretry.WithClassifier", nil, "must not be nil")
-		}
-		i.classifiers = append(i.classifiers, f)
-		return nil
-	}
+// invalid reports a bad argument of the exported name, with its value.
+func invalid(name string, value any, reason string) *retry.InvalidError {
+	return &retry.InvalidError{Name: name, Value: value, Err: errors.New(reason)}
 }
 
 // WithIdempotentMethods declares full method names ("/pkg.Service/Method")
 // idempotent, in addition to those whose descriptor says so.
 func WithIdempotentMethods(methods ...string) Option {
-	return methodList("grpcretry.WithIdempotentMethods", methods, func(i *Interceptor) *map[string]bool { return &i.idempotent })
+	return methodList("grpcretry.WithIdempotentMethods", methods, func(c *config) *map[string]bool { return &c.idempotent })
 }
 
 // WithReplayableStreams declares client-streaming and bidirectional methods
 // whose sent messages may be sent again: such a stream keeps what it sent
 // until the first message arrives, and a failure before that reopens the
-// stream and sends them again, up to MaxReplay bytes. Messages are kept by
-// reference: the caller must not modify one after sending it.
+// stream and sends them again, up to 256 KiB (grpc-go's retry buffer).
+// Messages are kept by reference: the caller must not modify one after
+// sending it.
 func WithReplayableStreams(methods ...string) Option {
-	return methodList("grpcretry.WithReplayableStreams", methods, func(i *Interceptor) *map[string]bool { return &i.replayable })
+	return methodList("grpcretry.WithReplayableStreams", methods, func(c *config) *map[string]bool { return &c.replayable })
 }
 
-func methodList(name string, methods []string, field func(*Interceptor) *map[string]bool) Option {
-	return func(i *Interceptor) *retry.InvalidError {
-		m := field(i)
+func methodList(name string, methods []string, field func(*config) *map[string]bool) Option {
+	return func(c *config) *retry.InvalidError {
+		m := field(c)
 		for n, method := range methods {
 			if !validMethod(method) {
-				return argerr.New(name, strconv.Quote(method), "method "+strconv.Itoa(n)+" must be a full method name, /package.Service/Method")
+				return invalid(name, strconv.Quote(method), "method "+strconv.Itoa(n)+" must be a full method name, /package.Service/Method")
 			}
 			if *m == nil {
 				*m = make(map[string]bool)
@@ -86,46 +72,33 @@ func validMethod(m string) bool {
 // idempotency_level. The default is protoregistry.GlobalFiles, where
 // generated code registers itself.
 func WithFiles(files *protoregistry.Files) Option {
-	return func(i *Interceptor) *retry.InvalidError {
+	return func(c *config) *retry.InvalidError {
 		if files == nil {
-			return argerr.New("grpcretry.WithFiles", nil, "must not be nil")
+			return invalid("grpcretry.WithFiles", nil, "must not be nil")
 		}
-		i.files = files
+		c.files = files
 		return nil
 	}
 }
 
-// WithBreakers gives every (target, method) its own circuit breaker around
-// the retried call, with the settings that settings returns for it (its Name
-// defaults to "target/method") and opts. The key is a breaker.HostModel whose
-// Host is the connection's target and Model the full method name. At most
-// 10,000 breakers are kept (breaker.DefaultMaxKeys); past that, a call for a
-// new key runs without a breaker.
-func WithBreakers(settings func(breaker.HostModel) breaker.Settings, opts ...breaker.Option) Option {
-	return func(i *Interceptor) *retry.InvalidError {
-		if settings == nil {
-			return argerr.New("grpcretry.WithBreakers", nil, "the settings function must not be nil")
+// WithHedging hedges unary calls as gRFC A6's hedging policy does: when an
+// attempt has not answered after the delay d gives (hedge.Fixed, or
+// hedge.NewAdaptive to follow the latencies), another starts alongside it,
+// up to maxInFlight at once (at least 2) and the Retrier's MaxAttempts in
+// all; the first success wins and the others are cancelled. Only calls that
+// may run twice at once are hedged: an idempotent method (its descriptor, or
+// WithIdempotentMethods) or a keyed call; any other call makes its attempts
+// one at a time. Streams are retried, not hedged. See the package
+// documentation for how failures and the server's pushback steer the hedges.
+func WithHedging(d hedge.Delay, maxInFlight int) Option {
+	return func(c *config) *retry.InvalidError {
+		switch {
+		case d == nil:
+			return invalid("grpcretry.WithHedging", nil, "the delay must not be nil (hedge.Fixed, or hedge.NewAdaptive)")
+		case maxInFlight < 2:
+			return invalid("grpcretry.WithHedging", maxInFlight, "at most in flight must be at least 2: an attempt and its hedge")
 		}
-		for n, o := range opts {
-			if o == nil {
-				return argerr.New("grpcretry.WithBreakers", "option "+strconv.Itoa(n), "must not be nil")
-			}
-		}
-		i.breakers = breakerset.New("grpcretry", settings, 0, opts...)
-		return nil
-	}
-}
-
-// WithCooldowns checks every attempt against cd, keyed by (target, method):
-// a key cooling down after an UNAVAILABLE with a server wait (pushback or
-// RetryInfo) fails locally, without a call. The cooldowns report through
-// cd's own CooldownSettings.OnCooldown.
-func WithCooldowns(cd *breaker.Cooldowns[breaker.HostModel]) Option {
-	return func(i *Interceptor) *retry.InvalidError {
-		if cd == nil {
-			return argerr.New("grpcretry.WithCooldowns", nil, "must not be nil")
-		}
-		i.cooldowns = cd
+		c.delay, c.maxInFlight = d, maxInFlight
 		return nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -52,8 +53,8 @@ func TestPeerGrpcGoRetryUnaryWithTheSameCodesByOverride(t *testing.T) {
 		}
 		return classify.Decision{}
 	}
-	r := fast(t, nil, retry.WithMaxAttempts(4))
-	ic := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithClassifier(likeTheServiceConfig), grpcretry.WithIdempotentMethods(checkMethod))
+	r := fast(t, nil, retry.WithMaxAttempts(4), retry.WithClassifier(likeTheServiceConfig))
+	ic := interceptor(t, r, grpcretry.WithIdempotentMethods(checkMethod))
 	client := dial(t, serve(t, srv), ic)
 	for _, tc := range []struct {
 		wantCode  codes.Code
@@ -169,7 +170,7 @@ func TestPeerGrpcGoReplayingCloseSend(t *testing.T) {
 		return unavailable
 	}
 	d := &duplex{plays: []func(testpb.TestService_FullDuplexCallServer) error{fails, answer}}
-	ic := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())), grpcretry.WithReplayableStreams(duplexMethod))
+	ic := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(duplexMethod))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := serveDuplex(t, d, ic).FullDuplexCall(ctx)
@@ -221,7 +222,7 @@ func TestPeerGrpcGoDisagreesAfterAHeader(t *testing.T) {
 		return stream.Send(&testpb.StreamingOutputCallResponse{})
 	}
 	d := &duplex{plays: []func(testpb.TestService_FullDuplexCallServer) error{headerThenFail, answer}}
-	ic := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())), grpcretry.WithReplayableStreams(duplexMethod))
+	ic := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(duplexMethod))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := serveDuplex(t, d, ic).FullDuplexCall(ctx)
@@ -243,7 +244,7 @@ func TestPeerGrpcGoDisagreesAfterAHeader(t *testing.T) {
 // only for a call that is idempotent or keyed.
 func TestPeerMiddlewareDisagreesOnInternal(t *testing.T) {
 	srv := &scripted{steps: []step{{err: status.Error(codes.Internal, "boom")}}}
-	_, err := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))).
+	_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))).
 		Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if status.Code(err) != codes.Internal || len(srv.seen()) != 2 {
 		t.Errorf("err = %v after %d requests; want INTERNAL after 2 (go-grpc-middleware: 1)", err, len(srv.seen()))
@@ -254,7 +255,7 @@ func TestPeerMiddlewareDisagreesOnInternal(t *testing.T) {
 // one request. We agree.
 func TestPeerMiddlewareCancelledIsNotRetried(t *testing.T) {
 	srv := &scripted{steps: []step{{err: status.Error(codes.Canceled, "cancelled")}}}
-	_, err := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))).
+	_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))).
 		Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if status.Code(err) != codes.Canceled || len(srv.seen()) != 1 {
 		t.Errorf("err = %v after %d requests; want CANCELLED after 1", err, len(srv.seen()))
@@ -266,13 +267,13 @@ func TestPeerMiddlewareCancelledIsNotRetried(t *testing.T) {
 // agree, for an idempotent method: for another, go-grpc-middleware retries
 // and we do not (the server may have processed it).
 func TestPeerMiddlewareRetryCallbackCount(t *testing.T) {
-	var events []retry.Event
+	var events []observe.Event
 	srv := &scripted{steps: []step{{err: unavailable}, {err: unavailable}, {}}}
-	_, err := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, &events)), grpcretry.WithIdempotentMethods(checkMethod))).
+	_, err := dial(t, serve(t, srv), interceptor(t, fast(t, &events), grpcretry.WithIdempotentMethods(checkMethod))).
 		Check(context.Background(), &healthpb.HealthCheckRequest{})
 	scheduled := 0
 	for _, e := range events {
-		if e.Kind == retry.RetryScheduled {
+		if e.Kind == observe.RetryScheduled {
 			scheduled++
 		}
 	}
@@ -286,9 +287,65 @@ func TestPeerMiddlewareRetryCallbackCount(t *testing.T) {
 // quota measured in hours (AIP-194), so it is final.
 func TestPeerMiddlewareDisagreesOnResourceExhausted(t *testing.T) {
 	srv := &scripted{steps: []step{{err: status.Error(codes.ResourceExhausted, "quota")}, {}}}
-	_, err := dial(t, serve(t, srv), interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))).
+	_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))).
 		Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if !errors.Is(err, retry.ErrPermanent) || len(srv.seen()) != 1 {
 		t.Errorf("err = %v after %d requests; want final after 1 (go-grpc-middleware: retried)", err, len(srv.seen()))
+	}
+}
+
+// grpc-go TestRetryStreaming, "No retry after context": the client sends 1
+// and asks for the stream's Context before any reply; the server fails the
+// call with UNAVAILABLE after reading 1. grpc-go commits the stream at
+// Context — the caller may have handed the context on — and returns the
+// UNAVAILABLE, after one call. We agree: Context opens the stream once,
+// without retries, as Header does.
+func TestPeerGrpcGoNoRetryAfterContext(t *testing.T) {
+	readOneThen := func(answer bool) func(testpb.TestService_FullDuplexCallServer) error {
+		return func(stream testpb.TestService_FullDuplexCallServer) error {
+			if _, err := stream.Recv(); err != nil {
+				return err
+			}
+			if answer {
+				return stream.Send(&testpb.StreamingOutputCallResponse{})
+			}
+			return unavailable
+		}
+	}
+	d := &duplex{plays: []func(testpb.TestService_FullDuplexCallServer) error{readOneThen(false), readOneThen(true)}}
+	ic := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(duplexMethod))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := serveDuplex(t, d, ic).FullDuplexCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(request(1)); err != nil {
+		t.Fatal(err)
+	}
+	if stream.Context() == nil {
+		t.Fatal("Context() = nil")
+	}
+	if _, err := stream.Recv(); status.Code(err) != codes.Unavailable || d.count() != 1 {
+		t.Errorf("Recv = %v after %d calls; want UNAVAILABLE after 1", err, d.count())
+	}
+}
+
+// The same for a server stream: Context before the first message opens the
+// stream once; a failure then is the call's.
+func TestAServerStreamIsNotRetriedAfterItsContextWasAskedFor(t *testing.T) {
+	srv := &scripted{steps: []step{{err: unavailable}, {msgs: 1}}}
+	i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(watchMethod))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := dial(t, serve(t, srv), i).Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Context() == nil {
+		t.Fatal("Context() = nil")
+	}
+	if _, err := w.Recv(); status.Code(err) != codes.Unavailable || len(srv.seen()) != 1 {
+		t.Errorf("Recv = %v after %d calls; want UNAVAILABLE after 1", err, len(srv.seen()))
 	}
 }

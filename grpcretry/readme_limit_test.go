@@ -12,7 +12,7 @@ import (
 // here: the root module's README test checks that it is in this file line
 // for line.
 func limitedPerMethod() ([]grpc.DialOption, error) {
-	keyed, err := limit.NewKeyed(grpcretry.TargetMethodOf, func(breaker.HostModel) (limit.Limiter, error) {
+	keyed, err := limit.NewKeyed(breaker.KeyOf, func(breaker.Key) (limit.Limiter, error) {
 		return limit.NewAdaptive(limit.AdaptiveConfig{})
 	}, 0)
 	if err != nil {
@@ -22,7 +22,7 @@ func limitedPerMethod() ([]grpc.DialOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithTargetMethodContext())
+	i, err := grpcretry.New(r)
 	if err != nil {
 		return nil, err
 	}

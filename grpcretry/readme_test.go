@@ -15,7 +15,7 @@ import (
 // dialRetrying is the README's snippet, verbatim: the README's own test
 // type-checks the root module only, so this one keeps the snippet honest.
 func dialRetrying(target string, r *retry.Retrier) (*grpc.ClientConn, error) {
-	i, err := grpcretry.New(grpcretry.WithRetrier(r),
+	i, err := grpcretry.New(r,
 		grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check")) // or idempotency_level in the .proto
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func TestTheREADMESnippetDials(t *testing.T) {
 // one from retry.WithIdempotencyKey is.
 func TestAnInvalidKeyInTheMetadataIsRefusedBeforeSending(t *testing.T) {
 	srv := &scripted{}
-	client := dial(t, serve(t, srv), interceptor(t))
+	client := dial(t, serve(t, srv), new(grpcretry.Interceptor))
 	ctx := metadataKey(string(make([]byte, 300)))
 	_, err := client.Check(ctx, &healthpb.HealthCheckRequest{})
 	if !errors.Is(err, retry.ErrInvalid) || len(srv.seen()) != 0 {

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
-	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/internal/argerr"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -22,34 +21,35 @@ import (
 //
 // A server-streaming call, and a client-streaming or bidirectional one
 // declared with WithReplayableStreams, is retried until its first message
-// arrives: the stream opens at the first RecvMsg (or Header), and each
+// arrives: the stream opens at the first RecvMsg, and each
 // attempt opens it anew and sends again what the caller sent so far. A
 // failure after the first message is never retried: RecvMsg returns a
 // *stream.Error[any] with the messages delivered so far (the same rule and
 // type as stream.Open). The Retrier's attempt timeout bounds the wait for the
-// first message only. Calling Header before the first RecvMsg opens the
-// stream once, without retries: the caller asked for that attempt's header.
+// first message only. Calling Header or Context before the first RecvMsg
+// opens the stream once, without retries: the caller asked for that
+// attempt's header or context, and may act on it (grpc-go commits a stream
+// on Context likewise).
 //
 // Any other client-streaming or bidirectional call is not replayed: only its
-// opening is retried, which sends no message.
+// opening is retried, which sends no message. A stream's attempts are made
+// one at a time, with or without WithHedging.
 func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	i, err := i.ready()
 	switch {
 	case err != nil:
 		return nil, err
 	case ctx == nil || desc == nil || streamer == nil:
-		return nil, argerr.New("grpcretry.Interceptor.Stream", nil, "the context, desc and streamer must not be nil")
+		return nil, invalid("grpcretry.Interceptor.Stream", nil, "the context, desc and streamer must not be nil")
 	}
-	if ctx, err = keyed(ctx); err != nil {
+	if ctx, err = i.callContext(ctx, cc, method); err != nil {
 		return nil, err
 	}
-	key := callKey(cc, method)
-	ctx = i.withTargetMethod(ctx, key)
-	s := &clientStream{i: i, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, key: key}
+	s := &clientStream{i: i, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts}
 	if desc.ServerStreams && !desc.ClientStreams || i.replayable[method] {
 		return s, nil // opened by the first RecvMsg
 	}
-	if err := i.run(ctx, s.key, s.openOnly); err != nil {
+	if err := i.r.Do(ctx, s.openOnly); err != nil {
 		return nil, callError(ctx, err)
 	}
 	return s.cur, nil
@@ -58,13 +58,13 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 // clientStream is a stream retried until its first message.
 type clientStream struct {
 	i        *Interceptor
-	ctx      context.Context // the caller's, with the call's key
+	ctx      context.Context // the caller's, with the call's keys
 	desc     *grpc.StreamDesc
 	cc       *grpc.ClientConn
 	method   string
 	streamer grpc.Streamer
 	opts     []grpc.CallOption
-	key      breaker.HostModel
+	started  int // attempts started, one at a time
 
 	mu     sync.Mutex // guards what a concurrent SendMsg shares with an attempt
 	cur    grpc.ClientStream
@@ -72,7 +72,9 @@ type clientStream struct {
 	sent   []any              // what the caller sent before the first message
 	size   int                // their size, as far as it is known (proto messages)
 	closed bool               // the caller called CloseSend
-	// overflow: more than MaxReplay was sent before the first message; the
+	// receiving: the first RecvMsg is opening the stream, with retries.
+	receiving bool
+	// overflow: more than maxReplay was sent before the first message; the
 	// stream is no longer replayed, and keeps nothing once it is sent.
 	overflow bool
 
@@ -86,9 +88,15 @@ type clientStream struct {
 
 // open opens a stream for an attempt: its context derives from the
 // caller's, and the attempt's own (with its timeout) cancels it only until
-// untie is called.
+// untie is called. A retried attempt says how many were sent before it
+// (gRFC A6's grpc-previous-rpc-attempts).
 func (s *clientStream) open(actx context.Context) (cs grpc.ClientStream, untie func() bool, err error) {
-	sctx, cancel := context.WithCancel(s.ctx)
+	sctx := s.ctx
+	if s.started > 0 {
+		sctx = metadata.AppendToOutgoingContext(sctx, previousAttempts, strconv.Itoa(s.started))
+	}
+	s.started++
+	sctx, cancel := context.WithCancel(sctx)
 	untie = context.AfterFunc(actx, cancel)
 	cs, err = s.streamer(sctx, s.desc, s.cc, s.method, s.opts...)
 	if err != nil {
@@ -103,9 +111,6 @@ func (s *clientStream) open(actx context.Context) (cs grpc.ClientStream, untie f
 // openOnly is the attempt of a stream that is not replayed: only its
 // opening, which sends nothing.
 func (s *clientStream) openOnly(actx context.Context) error {
-	if err := s.cooldown(); err != nil {
-		return err
-	}
 	cs, untie, err := s.open(actx)
 	if err != nil {
 		return err
@@ -115,20 +120,10 @@ func (s *clientStream) openOnly(actx context.Context) error {
 	return nil
 }
 
-func (s *clientStream) cooldown() error {
-	if cd := s.i.cooldowns; cd != nil {
-		return cd.Check(s.key)
-	}
-	return nil
-}
-
 // attempt opens the stream, sends what the caller sent, and waits for the
 // first message.
 func (s *clientStream) attempt(actx context.Context) error {
 	s.drop()
-	if err := s.cooldown(); err != nil {
-		return err
-	}
 	s.mu.Lock()
 	cs, untie, err := s.open(actx)
 	if err == nil {
@@ -150,7 +145,6 @@ func (s *clientStream) attempt(actx context.Context) error {
 	case cs != nil: // open classified its own failure
 		err = s.failed(actx, err, cs.Trailer(), true)
 	}
-	s.i.observe(s.key, err)
 	return err
 }
 
@@ -161,27 +155,25 @@ func (s *clientStream) failed(actx context.Context, err error, trailer metadata.
 		err = fmt.Errorf("%w (the stream said: %v)", status.Error(codes.DeadlineExceeded, "grpcretry: no message within the attempt timeout"), err)
 	}
 	if s.overflow && sent {
-		return classify.Mark(err, classify.Decision{Verdict: classify.Stop, Reason: ReasonReplayOverflow})
+		return classify.Mark(err, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonGRPCReplayOverflow})
 	}
 	return s.i.failed(s.ctx, err, trailer, sent, s.method)
 }
 
-// MaxReplay is how many bytes of messages a replayed stream keeps before its
+// maxReplay is how many bytes of messages a replayed stream keeps before its
 // first reply, as grpc-go's retry buffer (256 KiB per call): past it, the
-// stream is sent once. Messages that are not proto messages are not counted.
-const MaxReplay = 256 << 10
+// stream is sent once, and a failure before its first reply ends the call
+// (classify.ReasonGRPCReplayOverflow). Messages that are not proto messages
+// are not counted.
+const maxReplay = 256 << 10
 
-// ReasonReplayOverflow: a stream failed before its first message after
-// sending more than MaxReplay, which is not kept to be sent again.
-const ReasonReplayOverflow = classify.ReasonGRPCReplayOverflow
-
-// keep keeps m to be sent again, and counts it against MaxReplay.
+// keep keeps m to be sent again, and counts it against maxReplay.
 func (s *clientStream) keep(m any) {
 	s.sent = append(s.sent, m)
 	if pm, ok := m.(proto.Message); ok {
 		s.size += proto.Size(pm)
 	}
-	s.overflow = s.overflow || s.size > MaxReplay
+	s.overflow = s.overflow || s.size > maxReplay
 }
 
 // replay sends again what the caller sent, on a new attempt's stream.
@@ -213,10 +205,13 @@ func (s *clientStream) drop() {
 // start runs the retry loop for the first message, into m.
 func (s *clientStream) start(m any) error {
 	s.first = m
-	err := s.i.run(s.ctx, s.key, s.attempt)
+	s.mu.Lock()
+	s.receiving = true
+	s.mu.Unlock()
+	err := s.i.r.Do(s.ctx, s.attempt)
 	s.first = nil
 	s.mu.Lock()
-	s.committed, s.sent = true, nil // nothing will be replayed any more
+	s.committed, s.sent, s.receiving = true, nil, false // nothing will be replayed any more
 	s.mu.Unlock()
 	switch {
 	case err != nil:
@@ -312,8 +307,20 @@ func (s *clientStream) CloseSend() error {
 // Header returns the header of the stream's attempt; before the first
 // message it opens the stream once, without retries.
 func (s *clientStream) Header() (metadata.MD, error) {
+	cur, err := s.commit()
+	if cur == nil {
+		return nil, err
+	}
+	return cur.Header()
+}
+
+// commit opens the stream once, without retries, unless it is open or
+// opening: the caller asked for what only an open stream has (its header,
+// its context), and may act on it. It returns the open stream, or nil and
+// why there is none.
+func (s *clientStream) commit() (grpc.ClientStream, error) {
 	s.mu.Lock()
-	opened := s.committed || s.cur != nil
+	opened := s.committed || s.cur != nil || s.receiving
 	s.mu.Unlock()
 	if !opened {
 		if err := s.openOnce(); err != nil {
@@ -327,7 +334,7 @@ func (s *clientStream) Header() (metadata.MD, error) {
 	if cur == nil {
 		return nil, s.err
 	}
-	return cur.Header()
+	return cur, nil
 }
 
 // openOnce opens the stream and sends what the caller sent, once.
@@ -356,12 +363,14 @@ func (s *clientStream) Trailer() metadata.MD {
 	return cur.Trailer()
 }
 
-// Context returns the context of the stream's attempt, or the call's before
-// the stream opens.
+// Context returns the context of the stream's attempt. Before the first
+// message it opens the stream once, without retries, as grpc-go's stream
+// commits its attempt when Context is called: the caller may hand the
+// context on, and a retry would swap it for another attempt's. It returns
+// the call's context if the stream could not open (RecvMsg says why), or
+// while the first RecvMsg is still opening it.
 func (s *clientStream) Context() context.Context {
-	s.mu.Lock()
-	cur := s.cur
-	s.mu.Unlock()
+	cur, _ := s.commit()
 	if cur == nil {
 		return s.ctx
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/grpcretry"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
@@ -23,7 +24,7 @@ import (
 // the messages received, and the error that ended it (nil for io.EOF).
 func watch(t *testing.T, srv *scripted, opts ...grpcretry.Option) (int, error) {
 	t.Helper()
-	i := interceptor(t, append([]grpcretry.Option{grpcretry.WithRetrier(fast(t, nil))}, opts...)...)
+	i := interceptor(t, fast(t, nil), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := dial(t, serve(t, srv), i).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -176,7 +177,7 @@ func TestAClientStreamIsReplayedOnlyWhenDeclaredReplayable(t *testing.T) {
 	const method = "/grpc.testing.TestService/StreamingInputCall"
 	t.Run("by default it is sent once", func(t *testing.T) {
 		srv := &inputs{}
-		i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())))
+		i := interceptor(t, fast(t, nil, retry.Idempotent()))
 		_, err := sendAll(t, serveInputs(t, srv, i))
 		if status.Code(err) != codes.Unavailable || len(srv.calls()) != 1 {
 			t.Errorf("err = %v after %d calls, want UNAVAILABLE after 1", err, len(srv.calls()))
@@ -184,7 +185,7 @@ func TestAClientStreamIsReplayedOnlyWhenDeclaredReplayable(t *testing.T) {
 	})
 	t.Run("replayable, its messages are sent again", func(t *testing.T) {
 		srv := &inputs{}
-		i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())), grpcretry.WithReplayableStreams(method))
+		i := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(method))
 		resp, err := sendAll(t, serveInputs(t, srv, i))
 		if err != nil || resp.GetAggregatedPayloadSize() != 6 {
 			t.Fatalf("resp = %v, err = %v; want 6 bytes", resp, err)
@@ -202,7 +203,7 @@ func TestAnAttemptTimeoutBoundsOnlyTheWaitForTheFirstMessage(t *testing.T) {
 	hold := make(chan struct{})
 	srv := &scripted{steps: []step{{block: true}, {msgs: 2, hold: hold}}}
 	r := fast(t, nil, retry.WithAttemptTimeout(20*time.Millisecond))
-	i := interceptor(t, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(watchMethod))
+	i := interceptor(t, r, grpcretry.WithIdempotentMethods(watchMethod))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := dial(t, serve(t, srv), i).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -223,17 +224,17 @@ func TestAnAttemptTimeoutBoundsOnlyTheWaitForTheFirstMessage(t *testing.T) {
 }
 
 // grpc-go TestRetryStreaming, "Overflowing buffer - no retry", which we
-// agree with: past MaxReplay bytes sent before the first reply, a
+// agree with: past 256 KiB sent before the first reply, a
 // replayable stream is sent once, so that its memory stays bounded.
 func TestAReplayableStreamThatSentTooMuchIsNotReplayed(t *testing.T) {
 	const method = "/grpc.testing.TestService/StreamingInputCall"
 	srv := &inputs{}
-	i := interceptor(t, grpcretry.WithRetrier(fast(t, nil, retry.Idempotent())), grpcretry.WithReplayableStreams(method))
+	i := interceptor(t, fast(t, nil, retry.Idempotent()), grpcretry.WithReplayableStreams(method))
 	big := string(make([]byte, 100<<10))
 	_, err := sendAll(t, serveInputs(t, srv, i), big, big, big)
 	var rerr *retry.Error
-	if !errors.As(err, &rerr) || rerr.Decision.Reason != grpcretry.ReasonReplayOverflow || status.Code(err) != codes.Unavailable {
-		t.Fatalf("err = %v, want the UNAVAILABLE, not retried: %s", err, grpcretry.ReasonReplayOverflow)
+	if !errors.As(err, &rerr) || rerr.Decision.Reason != classify.ReasonGRPCReplayOverflow || status.Code(err) != codes.Unavailable {
+		t.Fatalf("err = %v, want the UNAVAILABLE, not retried: %s", err, classify.ReasonGRPCReplayOverflow)
 	}
 	if reads := srv.calls(); len(reads) != 1 || reads[0] != 3 {
 		t.Errorf("calls read %v messages, want [3]", reads)

@@ -23,27 +23,27 @@ func TestEachRowOfTheTableAgainstARealServer(t *testing.T) {
 		calls  int
 		stop   error
 	}{
-		{codes.Unavailable, grpcretry.ReasonUnavailable, 3, retry.ErrExhausted},
-		{codes.Canceled, grpcretry.ReasonCanceled, 1, retry.ErrPermanent},
-		{codes.InvalidArgument, grpcretry.ReasonInvalidArgument, 1, retry.ErrPermanent},
-		{codes.NotFound, grpcretry.ReasonNotFound, 1, retry.ErrPermanent},
-		{codes.AlreadyExists, grpcretry.ReasonAlreadyExists, 1, retry.ErrPermanent},
-		{codes.PermissionDenied, grpcretry.ReasonPermissionDenied, 1, retry.ErrPermanent},
-		{codes.Unauthenticated, grpcretry.ReasonUnauthenticated, 1, retry.ErrPermanent},
-		{codes.FailedPrecondition, grpcretry.ReasonFailedPrecondition, 1, retry.ErrPermanent},
-		{codes.OutOfRange, grpcretry.ReasonOutOfRange, 1, retry.ErrPermanent},
-		{codes.Unimplemented, grpcretry.ReasonUnimplemented, 1, retry.ErrPermanent},
-		{codes.DataLoss, grpcretry.ReasonDataLoss, 1, retry.ErrPermanent},
-		{codes.ResourceExhausted, grpcretry.ReasonResourceExhausted, 1, retry.ErrPermanent},
-		{codes.Aborted, grpcretry.ReasonAborted, 1, retry.ErrPermanent},
-		{codes.Internal, grpcretry.ReasonInternal, 2, retry.ErrClassLimit},
-		{codes.Unknown, grpcretry.ReasonUnknown, 2, retry.ErrClassLimit},
-		{codes.DeadlineExceeded, grpcretry.ReasonDeadlineExceeded, 3, retry.ErrExhausted},
+		{codes.Unavailable, classify.ReasonGRPCUnavailable, 3, retry.ErrExhausted},
+		{codes.Canceled, classify.ReasonGRPCCanceled, 1, retry.ErrPermanent},
+		{codes.InvalidArgument, classify.ReasonGRPCInvalidArgument, 1, retry.ErrPermanent},
+		{codes.NotFound, classify.ReasonGRPCNotFound, 1, retry.ErrPermanent},
+		{codes.AlreadyExists, classify.ReasonGRPCAlreadyExists, 1, retry.ErrPermanent},
+		{codes.PermissionDenied, classify.ReasonGRPCPermissionDenied, 1, retry.ErrPermanent},
+		{codes.Unauthenticated, classify.ReasonGRPCUnauthenticated, 1, retry.ErrPermanent},
+		{codes.FailedPrecondition, classify.ReasonGRPCFailedPrecondition, 1, retry.ErrPermanent},
+		{codes.OutOfRange, classify.ReasonGRPCOutOfRange, 1, retry.ErrPermanent},
+		{codes.Unimplemented, classify.ReasonGRPCUnimplemented, 1, retry.ErrPermanent},
+		{codes.DataLoss, classify.ReasonGRPCDataLoss, 1, retry.ErrPermanent},
+		{codes.ResourceExhausted, classify.ReasonGRPCResourceExhausted, 1, retry.ErrPermanent},
+		{codes.Aborted, classify.ReasonGRPCAborted, 1, retry.ErrPermanent},
+		{codes.Internal, classify.ReasonGRPCInternal, 2, retry.ErrClassLimit},
+		{codes.Unknown, classify.ReasonGRPCUnknown, 2, retry.ErrClassLimit},
+		{codes.DeadlineExceeded, classify.ReasonGRPCDeadlineExceeded, 3, retry.ErrExhausted},
 	}
 	for _, row := range rows {
 		t.Run(row.code.String()+" is "+row.reason+", "+row.stop.Error(), func(t *testing.T) {
 			srv := &scripted{steps: []step{{err: status.Error(row.code, "scripted")}}}
-			i := interceptor(t, grpcretry.WithRetrier(fast(t, nil)), grpcretry.WithIdempotentMethods(checkMethod))
+			i := interceptor(t, fast(t, nil), grpcretry.WithIdempotentMethods(checkMethod))
 			client := dial(t, serve(t, srv), i)
 			_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 			if got := len(srv.seen()); got != row.calls {
@@ -79,8 +79,9 @@ func TestClassifyIsTheTable(t *testing.T) {
 	}
 }
 
-// A caller's classifier overrides a row: here NOT_FOUND becomes retryable
-// (a record that replication has not brought yet).
+// A caller's classifier, given to the Retrier, overrides a row: here
+// NOT_FOUND becomes retryable (a record that replication has not brought
+// yet).
 func TestACallersClassifierOverridesARow(t *testing.T) {
 	notFoundIsLate := func(err error) classify.Decision {
 		if status.Code(err) == codes.NotFound {
@@ -88,25 +89,49 @@ func TestACallersClassifierOverridesARow(t *testing.T) {
 		}
 		return classify.Decision{}
 	}
-	for name, opt := range map[string]func() (grpcretry.Option, *retry.Retrier){
-		"through grpcretry.WithClassifier": func() (grpcretry.Option, *retry.Retrier) {
-			return grpcretry.WithClassifier(notFoundIsLate), fast(t, nil)
-		},
-		"through the Retrier's retry.WithClassifier": func() (grpcretry.Option, *retry.Retrier) {
-			return grpcretry.WithIdempotentMethods(), fast(t, nil, retry.WithClassifier(notFoundIsLate))
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			srv := &scripted{steps: []step{{err: status.Error(codes.NotFound, "not yet")}, {}}}
-			o, r := opt()
-			i := interceptor(t, o, grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods(checkMethod))
-			client := dial(t, serve(t, srv), i)
-			if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
-				t.Fatal(err)
+	srv := &scripted{steps: []step{{err: status.Error(codes.NotFound, "not yet")}, {}}}
+	i := interceptor(t, fast(t, nil, retry.WithClassifier(notFoundIsLate)), grpcretry.WithIdempotentMethods(checkMethod))
+	client := dial(t, serve(t, srv), i)
+	if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(srv.seen()); got != 2 {
+		t.Errorf("server saw %d calls, want 2", got)
+	}
+}
+
+// A code outside the table — one a server made up, or a later gRPC added —
+// has UNKNOWN's row: retried once, and only if the attempt may run again. A
+// call to a method that is not idempotent, which the server answered, may
+// have been processed: it is sent once.
+func TestACodeOutsideTheTableIsUnknownsRowBehindTheIdempotencyGate(t *testing.T) {
+	const madeUp = codes.Code(42)
+	rows := []struct {
+		name  string
+		opts  []grpcretry.Option
+		calls int
+		stop  error
+	}{
+		{"on a method that is not idempotent: sent once", nil, 1, retry.ErrNotIdempotent},
+		{"on an idempotent method: retried once", []grpcretry.Option{grpcretry.WithIdempotentMethods(checkMethod)}, 2, retry.ErrClassLimit},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			srv := &scripted{steps: []step{{err: status.Error(madeUp, "scripted: a code of its own")}}}
+			_, err := dial(t, serve(t, srv), interceptor(t, fast(t, nil), row.opts...)).Check(context.Background(), &healthpb.HealthCheckRequest{})
+			if got := len(srv.seen()); got != row.calls {
+				t.Errorf("server saw %d calls, want %d", got, row.calls)
 			}
-			if got := len(srv.seen()); got != 2 {
-				t.Errorf("server saw %d calls, want 2", got)
+			var rerr *retry.Error
+			if !errors.Is(err, row.stop) || !errors.As(err, &rerr) || rerr.Decision.Reason != classify.ReasonGRPCUnknown {
+				t.Errorf("err = %v, want %v classified %q", err, row.stop, classify.ReasonGRPCUnknown)
+			}
+			if status.Code(err) != madeUp {
+				t.Errorf("status.Code(err) = %v, want the server's %v", status.Code(err), madeUp)
 			}
 		})
+	}
+	if d := grpcretry.Classify(status.Error(madeUp, "x")); d.Reason != classify.ReasonGRPCUnknown || d.Limit != 1 {
+		t.Errorf("Classify(code 42) = %v, want UNKNOWN's row", d)
 	}
 }
