@@ -34,9 +34,9 @@ import (
 // once rather than after a backoff; a server's wait (Retry-After, a gRPC
 // pushback) is still waited, and delays the next hedge too. A failure the
 // classifier says is permanent ends the call and cancels the attempts in
-// flight; a stop that only forbids new attempts — MaxAttempts, MaxElapsed,
-// the deadline, the budget, the limiter, the breaker, or the server saying
-// not to retry — lets those in flight still win.
+// flight; a stop that only forbids new attempts — MaxAttempts, a class's
+// limit, MaxElapsed, the deadline, the budget, the limiter, the breaker, or
+// the server saying not to retry — lets those in flight still win.
 //
 // Hedging runs the operation more than once at the same time: a call that is
 // neither idempotent (Idempotent) nor keyed (WithIdempotencyKey) makes its
@@ -343,7 +343,7 @@ func (x *hedger) done(n int, err error) (time.Duration, bool) {
 // flight a chance to win; the others end the call.
 func waitable(s policy.Stop, err error) bool {
 	switch s {
-	case policy.StopAttempts, policy.StopElapsed, policy.StopDeadline, policy.StopBudget,
+	case policy.StopAttempts, policy.StopClassLimit, policy.StopElapsed, policy.StopDeadline, policy.StopBudget,
 		policy.StopLimited, policy.StopOpen, policy.StopWaitTooLong:
 		return true
 	case policy.StopPermanent: // the server's "do not retry" is about new attempts (gRFC A6)

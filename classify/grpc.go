@@ -1,10 +1,9 @@
 package classify
 
 // Reasons of grpcretry's status table, one per gRPC status code it
-// classifies and three of its own rules. They are defined here, in the root
-// module, so that code which observes the retry loop (otelretry's fixed set
-// of retry.class values) knows them without importing grpc-go; grpcretry
-// exports each under its own name (grpcretry.ReasonUnavailable, …).
+// classifies and three of its own rules. They are defined here, with every
+// other class, so that code which observes the retry loop (otelretry's
+// retry.class values) knows them without importing grpc-go.
 const (
 	ReasonGRPCCanceled           = "grpc cancelled"
 	ReasonGRPCUnknown            = "grpc unknown"
