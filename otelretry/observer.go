@@ -111,24 +111,9 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) {
 	if o == nil || o.inst.duration == nil || ctx == nil { // nil or zero: not made by New
 		return
 	}
-	switch e.Kind {
-	case observe.AttemptDone, observe.RetryScheduled, observe.GaveUp, observe.HedgeStarted, observe.HedgeSkipped:
-		if !e.Deferred {
-			o.call(ctx, e)
-		}
-	case observe.LimiterWaited, observe.CooldownWaited:
-		o.waited(ctx, e)
-	case observe.BreakerChanged, observe.CooldownStarted:
-		o.breaker(ctx, e)
-	case observe.LetterAdded, observe.LetterReplayed, observe.QueueCounted:
-		o.letters(ctx, e)
-	case observe.Request:
-		o.request(ctx, e)
+	if e.Deferred && countsCall(e.Kind) {
+		return
 	}
-}
-
-// call records an event of a call's loop.
-func (o *Observer) call(ctx context.Context, e observe.Event) {
 	switch e.Kind {
 	case observe.AttemptDone:
 		o.attemptDone(ctx, e)
@@ -140,7 +125,26 @@ func (o *Observer) call(ctx context.Context, e observe.Event) {
 		o.hedged(ctx, e)
 	case observe.HedgeSkipped:
 		o.skipped(ctx, e)
+	case observe.LimiterWaited, observe.CooldownWaited:
+		o.waited(ctx, e)
+	case observe.BreakerChanged, observe.CooldownStarted:
+		o.breaker(ctx, e)
+	case observe.LetterAdded, observe.LetterReplayed, observe.QueueCounted:
+		o.letters(ctx, e)
+	case observe.Request:
+		o.request(ctx, e)
 	}
+}
+
+// countsCall reports whether an event of kind k counts a call, an attempt
+// or a hedge: those a deferred loop's events must not count twice. A
+// deferred loop's waits are its own, and counted.
+func countsCall(k observe.Kind) bool {
+	switch k {
+	case observe.AttemptDone, observe.RetryScheduled, observe.GaveUp, observe.HedgeStarted, observe.HedgeSkipped:
+		return true
+	}
+	return false
 }
 
 // Traced returns op with a child span around each attempt, named
