@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/otelretry"
 	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
@@ -305,4 +306,17 @@ func TestHTTPStatusClasses(t *testing.T) {
 			assert.Equal(t, tc.want, only(s.collect(t), "retry.http.attempts"))
 		})
 	}
+}
+
+// TestADeferredLoopsWaitsAreCounted: a loop nested in an Outermost loop
+// counts no call, but its limiter's hold is a wait all the same.
+func TestADeferredLoopsWaitsAreCounted(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	for _, k := range []observe.Kind{observe.AttemptDone, observe.RetryScheduled, observe.GaveUp,
+		observe.HedgeStarted, observe.HedgeSkipped, observe.LimiterWaited} {
+		o.Observe(t.Context(), observe.Event{Kind: k, Attempt: 1, Started: 1, Delay: time.Second, Deferred: true,
+			Err: &retry.Error{Stop: policy.StopAttempts}, Stop: policy.StopAttempts})
+	}
+	assert.Equal(t, map[string]point{"retry.limit.wait.duration{" + name + "}": {Count: 1, Sum: 1}}, s.collect(t))
 }

@@ -262,3 +262,27 @@ func TestUnknownDetailsAreIgnored(t *testing.T) {
 	}
 	assert.Empty(t, s.collect(t))
 }
+
+// TestARejectionsReasonIsTheStateThatRefused: the refusal says which state
+// refused when it is the call's last error; otherwise (a hedge, a retry
+// refused after a failure) the key's last state heard of does.
+func TestARejectionsReasonIsTheStateThatRefused(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	ctx := breaker.WithKey(t.Context(), qwen)
+	refused := func(last error) {
+		o.Observe(ctx, observe.Event{Kind: observe.GaveUp, Stop: policy.StopOpen,
+			Err: &retry.Error{Stop: policy.StopOpen, Reason: retry.ErrBreakerOpen, Last: last}})
+	}
+	refused(fmt.Errorf("breaker %s: %w", qwen, breaker.ErrTooManyRequests))
+	refused(fmt.Errorf("breaker %s: %w", qwen, breaker.ErrOpen))
+	o.Observe(ctx, observe.Event{Kind: observe.BreakerChanged,
+		Detail: breaker.Transition{Key: qwen, From: breaker.StateOpen, To: breaker.StateHalfOpen}})
+	o.Observe(ctx, observe.Event{Kind: observe.HedgeSkipped, Stop: policy.StopOpen})
+	refused(httpErr(503, -1))
+	const k = "retry.breaker.name=api.example.com/qwen3"
+	assert.Equal(t, map[string]point{
+		"retry.breaker.rejections{" + k + ",retry.breaker.reason=half_open," + name + "}": {Value: 3},
+		"retry.breaker.rejections{" + k + ",retry.breaker.reason=open," + name + "}":      {Value: 1},
+	}, only(s.collect(t), "retry.breaker.rejections"))
+}
