@@ -4,63 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/retrykit/retry"
-	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/dlq"
-	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/otelretry"
+	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 )
 
-func TestBudgetGauges(t *testing.T) {
+var qwen = breaker.Key{Target: "api.example.com", Operation: "qwen3"}
+
+func TestWatchedBudgets(t *testing.T) {
 	t.Run("a token bucket's tokens, threshold and refusals", func(t *testing.T) {
 		s := newSDK(t)
 		b, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 5})
 		require.NoError(t, err)
-		reg, err := otelretry.ObserveBudget("llm", b, otelretry.WithMeterProvider(s.mp))
-		require.NoError(t, err)
-		defer func() { _ = reg.Unregister() }()
-		r, err := retry.New(retry.WithBudget(b), retry.WithMaxAttempts(3))
-		require.NoError(t, err)
+		r, o := observed(t, s, retry.WithBudget(b))
+		require.NoError(t, o.Watch(b))
 		require.ErrorIs(t, r.Do(t.Context(), failThen(httpErr(503, -1))), retry.ErrBudget)
 		assert.Equal(t, map[string]point{
-			"retry.budget.tokens{retry.budget.name=llm}":    {Value: 5},
-			"retry.budget.threshold{retry.budget.name=llm}": {Value: 5},
-			"retry.budget.refusals{retry.budget.name=llm}":  {Value: 1},
-		}, s.collect(t))
+			"retry.budget.tokens{" + name + "}":    {Value: 5},
+			"retry.budget.threshold{" + name + "}": {Value: 5},
+			"retry.budget.refusals{" + name + "}":  {Value: 1},
+		}, only(s.collect(t), "retry.budget.tokens", "retry.budget.threshold", "retry.budget.refusals"))
 	})
 	t.Run("a ratio's ratio, retries left and refusals", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newSDK(t)
 			b, err := budget.NewRatio(budget.RatioConfig{Percent: 0.5, MinPerSecond: -1})
 			require.NoError(t, err)
-			reg, err := otelretry.ObserveBudget("llm", b, otelretry.WithMeterProvider(s.mp))
-			require.NoError(t, err)
-			defer func() { _ = reg.Unregister() }()
-			r, err := retry.New(retry.WithBudget(b), retry.WithMaxAttempts(2))
-			require.NoError(t, err)
+			r, o := observed(t, s, retry.WithBudget(b), retry.WithMaxAttempts(2))
+			require.NoError(t, o.Watch(b))
 			for range 4 {
 				_ = r.Do(t.Context(), failThen(httpErr(503, -1)))
 			}
 			assert.Equal(t, map[string]point{
-				"retry.budget.ratio{retry.budget.name=llm}":     {Value: 0.5},
-				"retry.budget.available{retry.budget.name=llm}": {Value: 0},
-				"retry.budget.refusals{retry.budget.name=llm}":  {Value: 2},
-			}, s.collect(t))
+				"retry.budget.ratio{" + name + "}":     {Value: 0.5},
+				"retry.budget.available{" + name + "}": {Value: 0},
+				"retry.budget.refusals{" + name + "}":  {Value: 2},
+			}, only(s.collect(t), "retry.budget.ratio", "retry.budget.available", "retry.budget.refusals"))
 		})
 	})
 }
@@ -68,100 +60,147 @@ func TestBudgetGauges(t *testing.T) {
 func TestABreakerOpening(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
-		ob, err := otelretry.NewBreaker("payments", otelretry.WithMeterProvider(s.mp))
+		b, err := breaker.New(breaker.Config{ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 2 }})
 		require.NoError(t, err)
-		defer func() { _ = ob.Unregister() }()
-		r, err := retry.New(retry.WithMaxAttempts(1))
-		require.NoError(t, err)
-		b, err := breaker.New(breaker.Settings{
-			Name:          "payments",
-			ReadyToTrip:   func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 2 },
-			OnStateChange: ob.OnStateChange,
-		}, r)
-		require.NoError(t, err)
+		r, _ := observed(t, s, retry.WithMaxAttempts(1), retry.WithBreakers(b))
+		ctx, span := s.tp.Tracer("test").Start(breaker.WithKey(t.Context(), qwen), "checkout")
 		for range 4 {
-			ob.Observe(t.Context(), b.Do(t.Context(), failThen(httpErr(503, -1))))
+			_ = r.Do(ctx, failThen(httpErr(503, -1)))
 		}
+		span.End()
+		const k = "retry.breaker.name=api.example.com/qwen3"
+		got := s.collect(t)
 		assert.Equal(t, map[string]point{
-			"retry.breaker.state{retry.breaker.name=payments,retry.breaker.state=closed}":                               {Value: 0},
-			"retry.breaker.state{retry.breaker.name=payments,retry.breaker.state=half_open}":                            {Value: 0},
-			"retry.breaker.state{retry.breaker.name=payments,retry.breaker.state=open}":                                 {Value: 1},
-			"retry.breaker.transitions{retry.breaker.from=closed,retry.breaker.name=payments,retry.breaker.state=open}": {Value: 1},
-			"retry.breaker.rejections{retry.breaker.name=payments,retry.breaker.reason=open}":                           {Value: 2},
-		}, s.collect(t))
+			"retry.breaker.state{" + k + ",retry.breaker.state=closed," + name + "}":                               {Value: 0},
+			"retry.breaker.state{" + k + ",retry.breaker.state=half_open," + name + "}":                            {Value: 0},
+			"retry.breaker.state{" + k + ",retry.breaker.state=open," + name + "}":                                 {Value: 1},
+			"retry.breaker.transitions{retry.breaker.from=closed," + k + ",retry.breaker.state=open," + name + "}": {Value: 1},
+			"retry.breaker.rejections{" + k + ",retry.breaker.reason=open," + name + "}":                           {Value: 2},
+		}, only(got, "retry.breaker.state", "retry.breaker.transitions", "retry.breaker.rejections"))
+		assert.Equal(t, point{Count: 2}, got["retry.call.duration{"+name+",retry.outcome=breaker-open}"])
+
+		var changed []string
+		for _, e := range s.spans.Ended()[0].Events() {
+			if e.Name == "retry.breaker_changed" {
+				changed = append(changed, e.Name)
+				assert.Contains(t, e.Attributes, attribute.String("retry.breaker.state", "open"))
+			}
+		}
+		assert.Len(t, changed, 1)
 	})
+}
+
+// TestBreakerKeysAreCapped: keys name hosts and models, which grow without
+// end; past MaxDistinct they are counted under "other", with no state.
+func TestBreakerKeysAreCapped(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	for i := range 3 * otelretry.MaxDistinct {
+		k := breaker.Key{Target: fmt.Sprint("host-", i)}
+		o.Observe(t.Context(), observe.Event{Kind: observe.BreakerChanged,
+			Detail: breaker.Transition{Key: k, From: breaker.StateClosed, To: breaker.StateOpen}})
+	}
+	got := s.collect(t)
+	assert.Len(t, only(got, "retry.breaker.state"), 3*otelretry.MaxDistinct, "three states of the first MaxDistinct keys")
+	transitions := only(got, "retry.breaker.transitions")
+	assert.Len(t, transitions, otelretry.MaxDistinct+1)
+	assert.Equal(t, point{Value: 2 * otelretry.MaxDistinct},
+		transitions["retry.breaker.transitions{retry.breaker.from=closed,retry.breaker.name=other,retry.breaker.state=open,"+name+"}"])
 }
 
 func TestCooldowns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
-		oc, err := otelretry.NewCooldowns("llm", otelretry.WithMeterProvider(s.mp))
+		c, err := breaker.NewCooldowns(breaker.CooldownConfig{})
 		require.NoError(t, err)
-		defer func() { _ = oc.Unregister() }()
-		c, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{OnCooldown: oc.OnCooldown})
+		impatient, o := observed(t, s, retry.WithMaxAttempts(1), retry.WithMaxDelay(time.Second), retry.WithCooldowns(c))
+		require.NoError(t, o.Watch(c))
+		patient, err := retry.New(retry.WithMaxAttempts(1), retry.WithMaxDelay(time.Minute), retry.WithCooldowns(c), retry.WithObserver(o))
 		require.NoError(t, err)
-		oc.Watch(c)
-		key := breaker.HostModel{Host: "api.example.com", Model: "qwen3"}
-		oc.Observe(t.Context(), c.Do(t.Context(), key, func(context.Context) error { return httpErr(503, 30) }))
+		ctx := breaker.WithKey(t.Context(), qwen)
+		require.ErrorIs(t, impatient.Do(ctx, failThen(httpErr(503, 30))), retry.ErrExhausted)
 		for range 3 {
-			oc.Observe(t.Context(), c.Do(t.Context(), key, func(context.Context) error { return nil }))
+			require.ErrorIs(t, impatient.Do(ctx, failThen()), breaker.ErrCooldown, "failed locally")
 		}
 		assert.Equal(t, map[string]point{
-			"retry.cooldown.keys{retry.cooldown.name=llm}":           {Value: 1},
-			"retry.cooldown.started{retry.cooldown.name=llm}":        {Value: 1},
-			"retry.cooldown.local_failures{retry.cooldown.name=llm}": {Value: 3},
-		}, s.collect(t))
+			"retry.cooldown.keys{" + name + "}":           {Value: 1},
+			"retry.cooldown.started{" + name + "}":        {Value: 1},
+			"retry.cooldown.local_failures{" + name + "}": {Value: 3},
+		}, only(s.collect(t), "retry.cooldown.keys", "retry.cooldown.started", "retry.cooldown.local_failures"))
+
+		require.NoError(t, patient.Do(ctx, failThen()), "waits the cooldown out")
+		assert.Equal(t, map[string]point{"retry.cooldown.wait.duration{" + name + "}": {Count: 1, Sum: 30}},
+			only(s.collect(t), "retry.cooldown.wait.duration"))
 	})
+}
+
+// letterOf returns the letter of a job whose call ended with err, and the
+// event a dead letter queue reports for it.
+func letterOf(t *testing.T, job dlq.Job, err error) (dlq.Letter, observe.Event) {
+	t.Helper()
+	l, ok := dlq.NewLetter(job, err, time.Now())
+	require.True(t, ok)
+	e := observe.Event{Kind: observe.LetterAdded, Detail: l, Decision: l.Last.Decision}
+	var re *retry.Error
+	if errors.As(err, &re) {
+		e.Stop = re.Stop
+	}
+	return l, e
 }
 
 func TestALetterRecordedAndReplayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
-		oq, err := otelretry.NewQueue("jobs", otelretry.WithMeterProvider(s.mp))
-		require.NoError(t, err)
-		defer func() { _ = oq.Unregister() }()
-		mem, err := dlq.NewMemory(0)
-		require.NoError(t, err)
-		q, err := dlq.NewMonitor(mem, oq.Hooks(dlq.MonitorOptions{Logger: discard()}))
-		require.NoError(t, err)
-		r, err := retry.New(retry.WithMaxAttempts(2))
-		require.NoError(t, err)
-		job := dlq.Job{ID: "42", Source: "llm-jobs"}
-		err = dlq.Do(t.Context(), r, q, job, failThen(httpErr(503, -1), httpErr(503, -1)))
-		require.ErrorIs(t, err, dlq.ErrDeadLettered)
-		letters, err := q.List(t.Context(), dlq.Filter{})
-		require.NoError(t, err)
-		require.Len(t, letters, 1)
-		group := letters[0].Group()
+		r, o := observed(t, s, retry.WithMaxAttempts(2))
+		err := r.Do(t.Context(), failThen(httpErr(503, -1), httpErr(503, -1)))
+		l, added := letterOf(t, dlq.Job{ID: "42", Source: "llm-jobs"}, err)
+		o.Observe(t.Context(), added)
+		_, failed := letterOf(t, dlq.Job{ID: "43", Source: "llm-jobs"}, errors.New("not from a retry loop"))
+		o.Observe(t.Context(), failed)
+		o.Observe(t.Context(), observe.Event{Kind: observe.QueueCounted, Detail: 2})
+		o.Observe(t.Context(), observe.Event{Kind: observe.LetterReplayed, Detail: l.ID})
+		o.Observe(t.Context(), observe.Event{Kind: observe.LetterReplayed, Detail: l.ID, Err: dlq.ErrNotFound})
+		o.Observe(t.Context(), observe.Event{Kind: observe.QueueCounted, Detail: 1})
 
-		var enqueued []dlq.Job
-		require.NoError(t, q.Replay(t.Context(), letters[0].ID, dlq.EnqueueFunc(func(_ context.Context, j dlq.Job) error {
-			enqueued = append(enqueued, j)
-			return nil
-		})))
-		require.Len(t, enqueued, 1)
-		require.ErrorIs(t, q.Replay(t.Context(), letters[0].ID, dlq.EnqueueFunc(func(context.Context, dlq.Job) error { return nil })), dlq.ErrNotFound)
+		src := "retry.dlq.source=llm-jobs"
 		assert.Equal(t, map[string]point{
-			"retry.dlq.letters{retry.class=http 503,retry.dlq.group=" + group + ",retry.dlq.name=jobs,retry.dlq.source=llm-jobs,retry.dlq.stop_reason=max-attempts}": {Value: 1},
-			"retry.dlq.replays{retry.dlq.name=jobs,retry.dlq.replay.result=replayed}":                                                                                {Value: 1},
-			"retry.dlq.replays{retry.dlq.name=jobs,retry.dlq.replay.result=not_found}":                                                                               {Value: 1},
-			"retry.dlq.depth{retry.dlq.name=jobs}":                                                                                                                   {Value: 0},
-		}, s.collect(t))
+			"retry.dlq.letters{retry.class=http 503,retry.dlq.group=" + l.Group() + "," + src + ",retry.dlq.stop_reason=max-attempts," + name + "}":    {Value: 1},
+			"retry.dlq.letters{retry.class=unclassified,retry.dlq.group=" + failedGroup(t) + "," + src + ",retry.dlq.stop_reason=failed," + name + "}": {Value: 1},
+			"retry.dlq.replays{retry.dlq.replay.result=replayed," + name + "}":                                                                         {Value: 1},
+			"retry.dlq.replays{retry.dlq.replay.result=not_found," + name + "}":                                                                        {Value: 1},
+			"retry.dlq.depth{" + name + "}": {Value: 1},
+		}, only(s.collect(t), "retry.dlq.letters", "retry.dlq.replays", "retry.dlq.depth"))
 	})
+}
+
+func failedGroup(t *testing.T) string {
+	l, _ := letterOf(t, dlq.Job{ID: "43", Source: "llm-jobs"}, errors.New("not from a retry loop"))
+	return l.Group()
+}
+
+// TestEveryStopIsALetterStopReason: a letter's stop reason is its loop's
+// Stop label, from the one list.
+func TestEveryStopIsALetterStopReason(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	l, e := letterOf(t, dlq.Job{ID: "1", Source: "jobs"}, errors.New("boom"))
+	want := map[string]point{}
+	for stop := range policy.Stops() {
+		e.Stop = stop
+		o.Observe(t.Context(), e)
+		want["retry.dlq.letters{retry.class=unclassified,retry.dlq.group="+l.Group()+",retry.dlq.source=jobs,retry.dlq.stop_reason="+stop.String()+","+name+"}"] = point{Value: 1}
+	}
+	assert.Equal(t, want, only(s.collect(t), "retry.dlq.letters"))
 }
 
 func TestLetterGroupsAreCapped(t *testing.T) {
 	s := newSDK(t)
-	oq, err := otelretry.NewQueue("jobs", otelretry.WithMeterProvider(s.mp))
-	require.NoError(t, err)
-	defer func() { _ = oq.Unregister() }()
+	o := newObserver(t, s, otelretry.Config{})
 	for i := range 1000 {
-		l, ok := dlq.NewLetter(dlq.Job{ID: fmt.Sprint(i), Source: fmt.Sprint("source ", i)},
-			errors.New(strings.Repeat("x", i%300+1)), time.Now())
-		require.True(t, ok)
-		oq.OnRecord(context.Background(), l)
+		_, e := letterOf(t, dlq.Job{ID: fmt.Sprint(i), Source: fmt.Sprint("source ", i)}, errors.New(strings.Repeat("x", i%300+1)))
+		o.Observe(context.Background(), e)
 	}
-	series := s.collect(t)
+	series := only(s.collect(t), "retry.dlq.letters")
 	assert.LessOrEqual(t, len(series), otelretry.MaxDistinct+1)
 	sum := 0.0
 	for _, p := range series {
@@ -170,91 +209,80 @@ func TestLetterGroupsAreCapped(t *testing.T) {
 	assert.Equal(t, 1000.0, sum, "every letter is counted, under its own values or other")
 }
 
-func TestAReplayThroughTheIdempotencyMiddleware(t *testing.T) {
+func TestIdempotencyRequests(t *testing.T) {
 	s := newSDK(t)
-	os, err := otelretry.NewServer("orders", otelretry.WithMeterProvider(s.mp))
-	require.NoError(t, err)
-	store, err := idempotency.NewMemoryStore()
-	require.NoError(t, err)
-	guard, err := idempotency.Middleware(store, idempotency.WithHook(os.Hook))
-	require.NoError(t, err)
-	entered, release := make(chan struct{}), make(chan struct{})
-	h := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(idempotency.HeaderKey) == "k1" {
-			close(entered)
-			<-release
-		}
-		w.WriteHeader(http.StatusCreated)
-	}))
-	send := func(key string) int {
-		req := httptest.NewRequest(http.MethodPost, "/orders?user=42", strings.NewReader("book"))
-		req.Header.Set(idempotency.HeaderKey, key)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code
+	o := newObserver(t, s, otelretry.Config{})
+	request := func(out idempotency.Outcome, key string, err error) {
+		o.Observe(t.Context(), observe.Event{Kind: observe.Request, Err: err,
+			Detail: idempotency.Event{Outcome: out, Status: 201, Key: key, Err: err}})
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { assert.Equal(t, http.StatusCreated, send("k1")) })
-	<-entered
-	assert.Equal(t, http.StatusConflict, send("k1"), "in progress")
-	close(release)
-	wg.Wait()
-	assert.Equal(t, http.StatusCreated, send("k1"), "replayed")
+	request(idempotency.OutcomeExecuted, "k1", nil)
+	request(idempotency.OutcomeInProgress, "k1", nil)
+	request(idempotency.OutcomeReplayed, "k1", nil)
+	request(idempotency.OutcomeStoreFailed, "k2", errors.New("redis: connection refused"))
+	request(idempotency.Outcome(200), "k3", nil)
 	for i := range 100 {
-		send(fmt.Sprint("key-", i)) // distinct keys: no new series
+		request(idempotency.OutcomeExecuted, fmt.Sprint("key-", i), nil) // distinct keys: no new series
 	}
+	const n = "retry.idempotency.outcome="
 	assert.Equal(t, map[string]point{
-		"retry.idempotency.requests{retry.idempotency.name=orders,retry.idempotency.outcome=executed}":    {Value: 101},
-		"retry.idempotency.requests{retry.idempotency.name=orders,retry.idempotency.outcome=in_progress}": {Value: 1},
-		"retry.idempotency.requests{retry.idempotency.name=orders,retry.idempotency.outcome=replayed}":    {Value: 1},
-	}, s.collect(t))
+		"retry.idempotency.requests{" + n + "executed," + name + "}":         {Value: 101},
+		"retry.idempotency.requests{" + n + "in_progress," + name + "}":      {Value: 1},
+		"retry.idempotency.requests{" + n + "replayed," + name + "}":         {Value: 1},
+		"retry.idempotency.requests{" + n + "store_failed," + name + "}":     {Value: 1},
+		"retry.idempotency.requests{" + n + "other," + name + "}":            {Value: 1},
+		"retry.idempotency.store_errors{" + n + "store_failed," + name + "}": {Value: 1},
+	}, only(s.collect(t), "retry.idempotency.requests", "retry.idempotency.store_errors"))
 }
 
-func TestHTTPAttempts(t *testing.T) {
+// TestEveryIdempotencyOutcomeIsAValueOfItsOwn: each outcome the middleware
+// reports is a retry.idempotency.outcome of its own, its label.
+func TestEveryIdempotencyOutcomeIsAValueOfItsOwn(t *testing.T) {
 	s := newSDK(t)
-	oh, err := otelretry.NewHTTP("api", otelretry.WithMeterProvider(s.mp))
-	require.NoError(t, err)
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) == 1 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer srv.Close()
-	r, err := retry.New(retry.WithBackoff(backoff.Constant(0)))
-	require.NoError(t, err)
-	client, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.WithHook(oh.Hook))
-	require.NoError(t, err)
-	defer client.CloseIdleConnections()
-	for _, method := range []string{http.MethodGet, http.MethodPost, "BREW"} {
-		req, err := http.NewRequest(method, srv.URL+"/items/42?token=secret", nil)
-		require.NoError(t, err)
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		require.NoError(t, resp.Body.Close())
+	o := newObserver(t, s, otelretry.Config{})
+	want := map[string]point{}
+	for _, out := range []idempotency.Outcome{idempotency.OutcomeExecuted, idempotency.OutcomeReplayed,
+		idempotency.OutcomeInProgress, idempotency.OutcomeKeyReuse, idempotency.OutcomeNotRetained,
+		idempotency.OutcomeStoreFailed, idempotency.OutcomeScopeFull, idempotency.OutcomeRejected} {
+		o.Observe(t.Context(), observe.Event{Kind: observe.Request, Detail: idempotency.Event{Outcome: out}})
+		label := strings.ReplaceAll(out.String(), " ", "_")
+		want["retry.idempotency.requests{retry.idempotency.outcome="+label+","+name+"}"] = point{Value: 1}
 	}
-	got := s.collect(t)
-	assert.Equal(t, map[string]point{
-		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}":   {Value: 1},
-		"retry.http.attempts{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=2xx}":   {Value: 1},
-		"retry.http.attempts{http.request.method=POST,retry.http.name=api,retry.http.once=true,retry.http.status_class=2xx}":   {Value: 1},
-		"retry.http.attempts{http.request.method=_OTHER,retry.http.name=api,retry.http.once=true,retry.http.status_class=2xx}": {Value: 1},
-	}, only(got, "retry.http.attempts"), "a POST without a key is sent once; an unknown method is _OTHER; no URL in any series")
-	assert.Equal(t, uint64(1), got["retry.http.attempt.duration{http.request.method=GET,retry.http.name=api,retry.http.once=false,retry.http.status_class=5xx}"].Count)
+	assert.Equal(t, want, only(s.collect(t), "retry.idempotency.requests"))
+	assert.NotContains(t, want, "retry.idempotency.requests{retry.idempotency.outcome=other,"+name+"}")
 }
 
-func TestAnAttemptSpanCarriesTheErrorTypeNotItsText(t *testing.T) {
+// TestUnknownDetailsAreIgnored: an event whose Detail is not what its kind
+// says counts nothing, and does not panic.
+func TestUnknownDetailsAreIgnored(t *testing.T) {
 	s := newSDK(t)
-	o, err := otelretry.NewRetrier("payments", otelretry.WithMeterProvider(s.mp),
-		otelretry.WithTracerProvider(s.tp), otelretry.WithAttemptSpans())
-	require.NoError(t, err)
-	err = o.Traced(func(context.Context) error { return httpErr(503, -1) })(context.Background())
-	require.Error(t, err)
-	spans := s.spans.Ended()
-	require.Len(t, spans, 1)
-	assert.Contains(t, spans[0].Attributes(), attribute.String("error.type", "*classify.StatusError"))
-	assert.Contains(t, spans[0].Attributes(), attribute.String("retry.name", "payments"))
-	assert.Empty(t, spans[0].Status().Description, "no error text")
+	o := newObserver(t, s, otelretry.Config{})
+	for _, k := range []observe.Kind{observe.BreakerChanged, observe.LetterAdded, observe.QueueCounted, observe.Request, observe.Kind(200)} {
+		o.Observe(t.Context(), observe.Event{Kind: k, Detail: "something else"})
+	}
+	assert.Empty(t, s.collect(t))
+}
+
+// TestARejectionsReasonIsTheStateThatRefused: the refusal says which state
+// refused when it is the call's last error; otherwise (a hedge, a retry
+// refused after a failure) the key's last state heard of does.
+func TestARejectionsReasonIsTheStateThatRefused(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	ctx := breaker.WithKey(t.Context(), qwen)
+	refused := func(last error) {
+		o.Observe(ctx, observe.Event{Kind: observe.GaveUp, Stop: policy.StopOpen,
+			Err: &retry.Error{Stop: policy.StopOpen, Reason: retry.ErrBreakerOpen, Last: last}})
+	}
+	refused(fmt.Errorf("breaker %s: %w", qwen, breaker.ErrTooManyRequests))
+	refused(fmt.Errorf("breaker %s: %w", qwen, breaker.ErrOpen))
+	o.Observe(ctx, observe.Event{Kind: observe.BreakerChanged,
+		Detail: breaker.Transition{Key: qwen, From: breaker.StateOpen, To: breaker.StateHalfOpen}})
+	o.Observe(ctx, observe.Event{Kind: observe.HedgeSkipped, Stop: policy.StopOpen})
+	refused(httpErr(503, -1))
+	const k = "retry.breaker.name=api.example.com/qwen3"
+	assert.Equal(t, map[string]point{
+		"retry.breaker.rejections{" + k + ",retry.breaker.reason=half_open," + name + "}": {Value: 3},
+		"retry.breaker.rejections{" + k + ",retry.breaker.reason=open," + name + "}":      {Value: 1},
+	}, only(s.collect(t), "retry.breaker.rejections"))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/hedge"
 	"github.com/retrykit/retry/otelretry"
 	"github.com/stretchr/testify/assert"
@@ -15,16 +16,16 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// hedging returns a Retrier that hedges after 10ms, inFlight attempts in
+// hedging returns a Hedger that hedges after 10ms, inFlight attempts in
 // flight at most, observed as "payments" on s.
-func hedging(t *testing.T, s *sdk, inFlight int) *retry.Retrier {
+func hedging(t *testing.T, s *sdk, inFlight int, opts ...retry.Option) *retry.Hedger {
 	t.Helper()
-	o, err := otelretry.NewRetrier("payments", otelretry.WithMeterProvider(s.mp), otelretry.WithTracerProvider(s.tp))
+	o := newObserver(t, s, otelretry.Config{})
+	r, err := retry.New(append([]retry.Option{retry.Idempotent(), retry.WithMaxAttempts(3), retry.WithObserver(o)}, opts...)...)
 	require.NoError(t, err)
-	r, err := retry.New(retry.Idempotent(), retry.WithMaxAttempts(3),
-		retry.WithHedging(hedge.Fixed(10*time.Millisecond), inFlight), retry.WithHook(o.Hook))
+	h, err := retry.NewHedger(r, hedge.Fixed(10*time.Millisecond), inFlight)
 	require.NoError(t, err)
-	return r
+	return h
 }
 
 // slow takes lat[n-1] for attempt n, and returns nil then; with honour set
@@ -61,9 +62,9 @@ func TestAHedgeThatWins(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newSDK(t)
-				r := hedging(t, s, 2)
+				h := hedging(t, s, 2)
 				ctx, span := s.tp.Tracer("test").Start(t.Context(), "checkout")
-				st, err := r.Hedge(ctx, slow(tc.honour, time.Second, 5*time.Millisecond))
+				st, err := h.Run(ctx, slow(tc.honour, time.Second, 5*time.Millisecond))
 				span.End()
 				require.NoError(t, err)
 				require.Equal(t, retry.Stats{Attempts: 2, Hedges: 1, Winner: 2, Elapsed: tc.elapsed}, st)
@@ -89,11 +90,11 @@ func TestAHedgeThatWins(t *testing.T) {
 func TestAHedgedCallThatFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
-		r := hedging(t, s, 2)
+		h := hedging(t, s, 2)
 		var n atomic.Int32
 		// Attempt 1 hangs until cancelled; its hedge (2) fails at once with
 		// a 503, which starts attempt 3 at once; it fails with a 404.
-		st, err := r.Hedge(t.Context(), func(ctx context.Context) error {
+		st, err := h.Run(t.Context(), func(ctx context.Context) error {
 			switch n.Add(1) {
 			case 1:
 				<-ctx.Done()
@@ -121,9 +122,9 @@ func TestAHedgedCallThatFails(t *testing.T) {
 func TestAWinnerThatIsNotTheLastAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
-		r := hedging(t, s, 3)
+		h := hedging(t, s, 3)
 		// Hedges start at 10ms and 20ms; the first attempt wins at 25ms.
-		st, err := r.Hedge(t.Context(), slow(true, 25*time.Millisecond, time.Second, time.Second))
+		st, err := h.Run(t.Context(), slow(true, 25*time.Millisecond, time.Second, time.Second))
 		require.NoError(t, err)
 		require.Equal(t, retry.Stats{Attempts: 3, Hedges: 2, Winner: 1, Elapsed: 25 * time.Millisecond}, st)
 
@@ -134,5 +135,29 @@ func TestAWinnerThatIsNotTheLastAttempt(t *testing.T) {
 			"retry.attempts{" + name + ",retry.verdict=success}":   {Value: 1},
 			"retry.hedges{" + name + "}":                           {Value: 2},
 		}, s.collect(t), "the call's retries are the attempts it started after the first, not the winner's number less one")
+	})
+}
+
+func TestAHedgeTheBudgetRefuses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSDK(t)
+		b, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 10, Cost: 5})
+		require.NoError(t, err)
+		b.Record(budget.Attempt{Outcome: budget.Failed}) // 9 tokens: no room for a retry or a hedge
+		h := hedging(t, s, 2, retry.WithBudget(b))
+		ctx, span := s.tp.Tracer("test").Start(t.Context(), "checkout")
+		st, err := h.Run(ctx, slow(true, 30*time.Millisecond))
+		span.End()
+		require.NoError(t, err)
+		require.Equal(t, 0, st.Hedges)
+
+		got := s.collect(t)
+		assert.Equal(t, map[string]point{
+			"retry.hedges.skipped{retry.hedge.skipped_by=budget," + name + "}": {Value: 1},
+		}, only(got, "retry.hedges", "retry.hedges.skipped"), "no hedge started; the one due was skipped by the budget")
+		events := s.spans.Ended()[0].Events()
+		require.Len(t, events, 1)
+		assert.Equal(t, "retry.hedge_skipped", events[0].Name)
+		assert.Contains(t, events[0].Attributes, attribute.String("retry.hedge.skipped_by", "budget"))
 	})
 }

@@ -3,30 +3,38 @@ package otelretry_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
-	"github.com/retrykit/retry/dlq"
-	"github.com/retrykit/retry/httpretry"
-	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/otelretry"
+	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestInvalidArguments walks every constructor with the nil and zero
-// arguments that mean nothing: each returns a *retry.InvalidError naming
-// itself, and makes no instrument.
-func TestInvalidArguments(t *testing.T) {
+func requireInvalid(t *testing.T, err error, name string) {
+	t.Helper()
+	require.ErrorIs(t, err, retry.ErrInvalid)
+	var ie *retry.InvalidError
+	require.True(t, errors.As(err, &ie))
+	assert.Equal(t, name, ie.Name)
+}
+
+func TestNewWithoutANameIsRefused(t *testing.T) {
 	s := newSDK(t)
-	mp := otelretry.WithMeterProvider(s.mp)
-	bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
-	require.NoError(t, err)
+	o, err := otelretry.New("", otelretry.Config{MeterProvider: s.mp})
+	assert.Nil(t, o)
+	requireInvalid(t, err, "otelretry.New")
+	assert.Empty(t, s.collect(t), "nothing was measured")
+}
+
+// TestWatchRefusesWhatItCannotRead walks the values Watch cannot report:
+// each is a *retry.InvalidError naming Watch, and reports nothing.
+func TestWatchRefusesWhatItCannotRead(t *testing.T) {
 	throttler, err := limit.NewThrottler(limit.ThrottlerConfig{})
 	require.NoError(t, err)
 	keyed, err := limit.NewKeyed(func(context.Context) (string, bool) { return "", false },
@@ -34,81 +42,91 @@ func TestInvalidArguments(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		desc string
-		call func() error
-		name string
+		v    any
 	}{
-		{"NewRetrier with no name", func() error { _, err := otelretry.NewRetrier("", mp); return err }, "otelretry.NewRetrier"},
-		{"NewRetrier with a nil option", func() error { _, err := otelretry.NewRetrier("r", nil); return err }, "otelretry.RetrierOption"},
-		{"WithMeterProvider(nil)", func() error { _, err := otelretry.NewRetrier("r", otelretry.WithMeterProvider(nil)); return err }, "otelretry.WithMeterProvider"},
-		{"WithTracerProvider(nil)", func() error { _, err := otelretry.NewRetrier("r", otelretry.WithTracerProvider(nil)); return err }, "otelretry.WithTracerProvider"},
-		{"ObserveBudget with no name", func() error { _, err := otelretry.ObserveBudget("", bucket, mp); return err }, "otelretry.ObserveBudget"},
-		{"ObserveBudget of nil", func() error { _, err := otelretry.ObserveBudget("b", nil, mp); return err }, "otelretry.ObserveBudget"},
-		{"ObserveBudget of a nil bucket", func() error { _, err := otelretry.ObserveBudget("b", (*budget.TokenBucket)(nil), mp); return err }, "otelretry.ObserveBudget"},
-		{"ObserveBudget of a zero bucket", func() error { _, err := otelretry.ObserveBudget("b", &budget.TokenBucket{}, mp); return err }, "otelretry.ObserveBudget"},
-		{"ObserveBudget of a zero ratio", func() error { _, err := otelretry.ObserveBudget("b", &budget.Ratio{}, mp); return err }, "otelretry.ObserveBudget"},
-		{"ObserveBudget with a nil option", func() error { _, err := otelretry.ObserveBudget("b", bucket, nil); return err }, "otelretry.Option"},
-		{"ObserveLimiter with no name", func() error { _, err := otelretry.ObserveLimiter("", throttler, mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter of nil", func() error { _, err := otelretry.ObserveLimiter("l", nil, mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter of a nil Adaptive", func() error { _, err := otelretry.ObserveLimiter("l", (*limit.Adaptive)(nil), mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter of a zero Adaptive", func() error { _, err := otelretry.ObserveLimiter("l", &limit.Adaptive{}, mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter of a zero Throttler", func() error { _, err := otelretry.ObserveLimiter("l", &limit.Throttler{}, mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter of a limiter without figures", func() error { _, err := otelretry.ObserveLimiter("l", keyed, mp); return err }, "otelretry.ObserveLimiter"},
-		{"ObserveLimiter with a nil option", func() error { _, err := otelretry.ObserveLimiter("l", throttler, nil); return err }, "otelretry.Option"},
-		{"NewBreaker with no name", func() error { _, err := otelretry.NewBreaker("", mp); return err }, "otelretry.NewBreaker"},
-		{"NewBreaker with a nil option", func() error { _, err := otelretry.NewBreaker("b", nil); return err }, "otelretry.Option"},
-		{"NewCooldowns with no name", func() error { _, err := otelretry.NewCooldowns("", mp); return err }, "otelretry.NewCooldowns"},
-		{"NewQueue with no name", func() error { _, err := otelretry.NewQueue("", mp); return err }, "otelretry.NewQueue"},
-		{"NewServer with no name", func() error { _, err := otelretry.NewServer("", mp); return err }, "otelretry.NewServer"},
-		{"NewHTTP with no name", func() error { _, err := otelretry.NewHTTP("", mp); return err }, "otelretry.NewHTTP"},
-		{"NewHTTP with a nil meter provider", func() error { _, err := otelretry.NewHTTP("h", otelretry.WithMeterProvider(nil)); return err }, "otelretry.WithMeterProvider"},
+		{"nil", nil},
+		{"a nil bucket", (*budget.TokenBucket)(nil)},
+		{"a zero bucket", &budget.TokenBucket{}},
+		{"a zero ratio", &budget.Ratio{}},
+		{"a nil Adaptive", (*limit.Adaptive)(nil)},
+		{"a zero Adaptive", &limit.Adaptive{}},
+		{"a zero Throttler", &limit.Throttler{}},
+		{"a nil cooldown registry", (*breaker.Cooldowns)(nil)},
+		{"a limiter without figures", keyed},
+		{"a string", "budget"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
-			err := tc.call()
-			require.ErrorIs(t, err, retry.ErrInvalid)
-			var ie *retry.InvalidError
-			require.True(t, errors.As(err, &ie))
-			assert.Equal(t, tc.name, ie.Name)
+			s := newSDK(t)
+			o := newObserver(t, s, otelretry.Config{})
+			requireInvalid(t, o.Watch(tc.v), "otelretry.Observer.Watch")
+			assert.Empty(t, s.collect(t))
 		})
 	}
-	assert.Empty(t, s.collect(t), "nothing was measured")
 }
 
-// TestZeroAndNilObserversDoNothing calls every method of every observer on
-// a nil and a zero value, with zero arguments: none panics, none measures.
+func TestWatchRefusesASecondOfAKind(t *testing.T) {
+	bucket, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
+	require.NoError(t, err)
+	ratio, err := budget.NewRatio(budget.RatioConfig{})
+	require.NoError(t, err)
+	cooldowns, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		desc          string
+		first, second any
+	}{
+		{"two budgets", bucket, ratio},
+		{"two limiters with a rate", &fleet{}, &fleet{}},
+		{"two throttlers", refusingThrottler(t), refusingThrottler(t)},
+		{"two cooldown registries", cooldowns, cooldowns},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			o := newObserver(t, newSDK(t), otelretry.Config{})
+			require.NoError(t, o.Watch(tc.first))
+			requireInvalid(t, o.Watch(tc.second), "otelretry.Observer.Watch")
+		})
+	}
+	t.Run("a budget, a limiter and a registry together", func(t *testing.T) {
+		o := newObserver(t, newSDK(t), otelretry.Config{})
+		for _, v := range []any{bucket, &fleet{}, refusingThrottler(t), cooldowns} {
+			require.NoError(t, o.Watch(v))
+		}
+	})
+}
+
+// TestZeroAndNilObserversDoNothing calls every method on a nil and a zero
+// Observer, with zero arguments: none panics, none measures.
 func TestZeroAndNilObserversDoNothing(t *testing.T) {
 	ctx := context.Background()
-	req := httptest.NewRequest("GET", "/", nil)
-	ev := retry.Event{Kind: retry.GaveUp, Err: &retry.Error{Reason: retry.ErrExhausted}}
-	for _, r := range []*otelretry.Retrier{nil, {}} {
-		r.Hook(ctx, ev)
-		r.Hook(nil, ev) //nolint:staticcheck // a nil context is what is tested
-		assert.Nil(t, r.Traced(nil))
-		assert.Empty(t, r.Name())
-		assert.NoError(t, r.Unregister())
+	ev := observe.Event{Kind: observe.GaveUp, Stop: policy.StopAttempts, Err: &retry.Error{Reason: retry.ErrExhausted}}
+	for _, o := range []*otelretry.Observer{nil, {}} {
+		for k := observe.Kind(0); k <= observe.Request+1; k++ {
+			ev.Kind = k
+			o.Observe(ctx, ev)
+			o.Observe(nil, ev) //nolint:staticcheck // a nil context is what is tested
+		}
+		assert.Nil(t, o.Traced(nil))
+		assert.NoError(t, o.Unregister())
+		requireInvalid(t, o.Watch(refusingThrottler(t)), "otelretry.Observer.Watch")
 	}
-	for _, b := range []*otelretry.Breaker{nil, {}} {
-		b.OnStateChange("", breaker.StateClosed, breaker.StateOpen)
-		b.Observe(ctx, breaker.ErrOpen)
-		assert.NoError(t, b.Unregister())
+}
+
+// TestANilContextIsIgnored: a made Observer given a nil context records
+// nothing and does not panic.
+func TestANilContextIsIgnored(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	for k := observe.AttemptDone; k <= observe.Request; k++ {
+		o.Observe(nil, observe.Event{Kind: k}) //nolint:staticcheck // a nil context is what is tested
 	}
-	for _, c := range []*otelretry.Cooldowns{nil, {}} {
-		c.OnCooldown("", time.Time{}, nil)
-		c.Observe(ctx, breaker.ErrCooldown)
-		c.Watch(nil)
-		assert.NoError(t, c.Unregister())
-	}
-	for _, q := range []*otelretry.Queue{nil, {}} {
-		q.OnRecord(ctx, dlq.Letter{})
-		q.OnReplay(ctx, "", nil)
-		q.OnDepth(ctx, 0)
-		assert.Equal(t, dlq.MonitorOptions{}, q.Hooks(dlq.MonitorOptions{}))
-		assert.NoError(t, q.Unregister())
-	}
-	for _, sv := range []*otelretry.Server{nil, {}} {
-		sv.Hook(req, idempotency.Event{})
-		sv.Hook(nil, idempotency.Event{})
-	}
-	for _, h := range []*otelretry.HTTP{nil, {}} {
-		h.Hook(ctx, httpretry.Attempt{})
+	assert.Empty(t, s.collect(t))
+}
+
+// TestEveryEventKindOfAZeroEventIsSafe: a made Observer given each kind
+// with every other field zero does not panic.
+func TestEveryEventKindOfAZeroEventIsSafe(t *testing.T) {
+	o := newObserver(t, newSDK(t), otelretry.Config{HTTP: true})
+	for k := observe.AttemptDone; k <= observe.Request; k++ {
+		assert.NotPanics(t, func() { o.Observe(t.Context(), observe.Event{Kind: k}) }, k.String())
 	}
 }

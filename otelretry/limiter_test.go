@@ -58,7 +58,7 @@ func TestALimiterRefusalIsCountedAsLimited(t *testing.T) {
 			events := s.spans.Ended()[0].Events()
 			require.Len(t, events, 1)
 			assert.Equal(t, "retry.gave_up", events[0].Name)
-			assert.Contains(t, events[0].Attributes, attribute.String("retry.outcome", otelretry.OutcomeLimited))
+			assert.Contains(t, events[0].Attributes, attribute.String("retry.outcome", "limited"))
 		})
 	})
 	t.Run("a retry refused after a 429", func(t *testing.T) {
@@ -74,26 +74,49 @@ func TestALimiterRefusalIsCountedAsLimited(t *testing.T) {
 	})
 }
 
+// holding is a limiter that holds every attempt for hold.
+type holding struct{ hold time.Duration }
+
+func (h holding) Acquire(ctx context.Context, _ time.Duration) bool {
+	time.Sleep(h.hold)
+	return true
+}
+func (holding) Record(context.Context, limit.Outcome) {}
+
+func TestALimiterHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSDK(t)
+		r, _ := observed(t, s, retry.WithLimiter(holding{50 * time.Millisecond}))
+		ctx, span := s.tp.Tracer("test").Start(t.Context(), "checkout")
+		require.NoError(t, r.Do(ctx, failThen()))
+		span.End()
+		assert.Equal(t, map[string]point{"retry.limit.wait.duration{" + name + "}": {Count: 1, Sum: 0.05}},
+			only(s.collect(t), "retry.limit.wait.duration"))
+		events := s.spans.Ended()[0].Events()
+		require.Len(t, events, 1)
+		assert.Equal(t, "retry.limiter_waited", events[0].Name)
+		assert.Contains(t, events[0].Attributes, attribute.Float64("retry.delay", 0.05))
+	})
+}
+
 // limitSeries returns the limiter series collected now.
 func limitSeries(t *testing.T, s *sdk) map[string]point {
 	t.Helper()
 	return only(s.collect(t), "retry.limit.rate", "retry.limit.reject_probability")
 }
 
-func TestObserveLimiter(t *testing.T) {
+func TestWatchedLimiters(t *testing.T) {
 	t.Run("an Adaptive's rate, once it limits", func(t *testing.T) {
 		s := newSDK(t)
 		c := &fakeClock{}
 		a, err := limit.NewAdaptive(limit.AdaptiveConfig{Beta: 0.5, Now: c.Now})
 		require.NoError(t, err)
-		reg, err := otelretry.ObserveLimiter("llm", a, otelretry.WithMeterProvider(s.mp))
-		require.NoError(t, err)
-		defer func() { _ = reg.Unregister() }()
+		require.NoError(t, newObserver(t, s, otelretry.Config{}).Watch(a))
 		assert.Empty(t, limitSeries(t, s), "no point while the rate is +Inf")
 
 		c.now += limit.DefaultHold
 		a.Record(t.Context(), throttled) // a 429, nothing accepted yet: the least rate
-		assert.Equal(t, map[string]point{"retry.limit.rate{retry.limit.name=llm}": {Value: limit.DefaultMinRate}},
+		assert.Equal(t, map[string]point{"retry.limit.rate{" + name + "}": {Value: limit.DefaultMinRate}},
 			limitSeries(t, s))
 
 		c.now += 10 * time.Second
@@ -103,64 +126,50 @@ func TestObserveLimiter(t *testing.T) {
 		}
 		a.Record(t.Context(), throttled)
 		assert.InDelta(t, 50, a.Rate(), 1e-9, "Beta of the accepted rate")
-		assert.Equal(t, map[string]point{"retry.limit.rate{retry.limit.name=llm}": {Value: a.Rate()}},
-			limitSeries(t, s))
-
-		for range 100 { // back at the accepted rate k = cbrt(100·0.5/0.4) = 5s after the cut
-			c.now += 50 * time.Millisecond
-			a.Record(t.Context(), accepted)
-		}
-		assert.Equal(t, map[string]point{"retry.limit.rate{retry.limit.name=llm}": {Value: a.Rate()}}, limitSeries(t, s))
-		assert.InDelta(t, 100, a.Rate(), 0.01, "as of its last measurement, a few ms before")
+		assert.Equal(t, map[string]point{"retry.limit.rate{" + name + "}": {Value: a.Rate()}}, limitSeries(t, s))
 	})
 	t.Run("a Throttler's rejection probability", func(t *testing.T) {
 		s := newSDK(t)
 		c := &fakeClock{}
 		th, err := limit.NewThrottler(limit.ThrottlerConfig{Now: c.Now, Rand: zeroRand})
 		require.NoError(t, err)
-		reg, err := otelretry.ObserveLimiter("search", th, otelretry.WithMeterProvider(s.mp))
-		require.NoError(t, err)
-		defer func() { _ = reg.Unregister() }()
-		assert.Equal(t, map[string]point{"retry.limit.reject_probability{retry.limit.name=search}": {Value: 0}},
-			limitSeries(t, s))
+		require.NoError(t, newObserver(t, s, otelretry.Config{}).Watch(th))
+		assert.Equal(t, map[string]point{"retry.limit.reject_probability{" + name + "}": {Value: 0}}, limitSeries(t, s))
 
 		th.Record(t.Context(), accepted)
 		for range 3 {
 			th.Record(t.Context(), throttled)
 		}
-		assert.Equal(t, map[string]point{"retry.limit.reject_probability{retry.limit.name=search}": {Value: 0.4}},
+		assert.Equal(t, map[string]point{"retry.limit.reject_probability{" + name + "}": {Value: 0.4}},
 			limitSeries(t, s), "(4 − 2·1)/(4 + 1)")
 
 		require.False(t, th.Acquire(t.Context(), 0))
-		assert.Equal(t, map[string]point{"retry.limit.reject_probability{retry.limit.name=search}": {Value: 0.5}},
+		assert.Equal(t, map[string]point{"retry.limit.reject_probability{" + name + "}": {Value: 0.5}},
 			limitSeries(t, s), "a refusal is a request: (5 − 2)/(5 + 1)")
-
-		c.now += 11 * time.Second // the window has passed: the next answer counts alone
-		th.Record(t.Context(), accepted)
-		assert.Equal(t, map[string]point{"retry.limit.reject_probability{retry.limit.name=search}": {Value: 0}},
-			limitSeries(t, s))
 	})
-	t.Run("any limiter with a Rate: limit/redis's fleet Limiter", func(t *testing.T) {
+	t.Run("any limiter with a Rate: limit/redis's fleet Limiter, until unregistered", func(t *testing.T) {
 		s := newSDK(t)
 		f := &fleet{rate: math.Inf(1)}
-		reg, err := otelretry.ObserveLimiter("openai", f, otelretry.WithMeterProvider(s.mp))
+		o, err := otelretry.New("payments", otelretry.Config{MeterProvider: s.mp})
 		require.NoError(t, err)
+		require.NoError(t, o.Watch(f))
 		assert.Empty(t, limitSeries(t, s), "the fleet does not limit yet")
 		f.rate = 12.5
-		assert.Equal(t, map[string]point{"retry.limit.rate{retry.limit.name=openai}": {Value: 12.5}}, limitSeries(t, s))
-		require.NoError(t, reg.Unregister())
+		assert.Equal(t, map[string]point{"retry.limit.rate{" + name + "}": {Value: 12.5}}, limitSeries(t, s))
+		require.NoError(t, o.Unregister())
 		assert.Empty(t, limitSeries(t, s), "unregistered")
 	})
-	t.Run("two limiters, two series", func(t *testing.T) {
+	t.Run("two limiters, two observers, two series", func(t *testing.T) {
 		s := newSDK(t)
 		for _, n := range []string{"a", "b"} {
-			reg, err := otelretry.ObserveLimiter(n, &fleet{rate: 3}, otelretry.WithMeterProvider(s.mp))
+			o, err := otelretry.New(n, otelretry.Config{MeterProvider: s.mp})
 			require.NoError(t, err)
-			defer func() { _ = reg.Unregister() }()
+			defer func() { _ = o.Unregister() }()
+			require.NoError(t, o.Watch(&fleet{rate: 3}))
 		}
 		assert.Equal(t, map[string]point{
-			"retry.limit.rate{retry.limit.name=a}": {Value: 3},
-			"retry.limit.rate{retry.limit.name=b}": {Value: 3},
+			"retry.limit.rate{retry.name=a}": {Value: 3},
+			"retry.limit.rate{retry.name=b}": {Value: 3},
 		}, limitSeries(t, s))
 	})
 }

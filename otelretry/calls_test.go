@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry/budget"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/otelretry"
 	"github.com/retrykit/retry/policy"
 	"github.com/stretchr/testify/assert"
@@ -22,16 +23,24 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// observed returns a Retrier whose hook is an otelretry.Retrier named
-// "payments" on s, with a constant 100ms backoff and no jitter, so that waits
-// are exact under synctest.
-func observed(t *testing.T, s *sdk, opts ...retry.Option) (*retry.Retrier, *otelretry.Retrier) {
+// newObserver returns an Observer named "payments" on s, with attempt spans.
+func newObserver(t *testing.T, s *sdk, c otelretry.Config) *otelretry.Observer {
 	t.Helper()
-	o, err := otelretry.NewRetrier("payments", otelretry.WithMeterProvider(s.mp),
-		otelretry.WithTracerProvider(s.tp), otelretry.WithAttemptSpans())
+	c.MeterProvider, c.TracerProvider = s.mp, s.tp
+	o, err := otelretry.New("payments", c)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, o.Unregister()) })
+	return o
+}
+
+// observed returns a Retrier observed by an Observer named "payments" on s,
+// with a constant 100ms backoff and no jitter, so that waits are exact under
+// synctest.
+func observed(t *testing.T, s *sdk, opts ...retry.Option) (*retry.Retrier, *otelretry.Observer) {
+	t.Helper()
+	o := newObserver(t, s, otelretry.Config{AttemptSpans: true})
 	base := []retry.Option{retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(100 * time.Millisecond)),
-		retry.WithJitter(jitter.None{}), retry.WithHook(o.Hook)}
+		retry.WithJitter(jitter.None{}), retry.WithObserver(o)}
 	r, err := retry.New(append(base, opts...)...)
 	require.NoError(t, err)
 	return r, o
@@ -102,13 +111,13 @@ func TestABudgetRefusal(t *testing.T) {
 		require.ErrorIs(t, err, retry.ErrBudget)
 
 		assert.Equal(t, map[string]point{
-			"retry.call.duration{" + name + ",retry.outcome=retry_budget}":          {Count: 1, Sum: 0},
+			"retry.call.duration{" + name + ",retry.outcome=budget}":                {Count: 1, Sum: 0},
 			"retry.attempts{retry.class=http 503," + name + ",retry.verdict=retry}": {Value: 1},
 		}, s.collect(t), "a call without retries records neither retries nor a retry delay")
 		events := s.spans.Ended()[0].Events()
 		require.Len(t, events, 1)
 		assert.Equal(t, "retry.gave_up", events[0].Name)
-		assert.Contains(t, events[0].Attributes, attribute.String("retry.outcome", "retry_budget"))
+		assert.Contains(t, events[0].Attributes, attribute.String("retry.outcome", "budget"))
 		assert.Contains(t, events[0].Attributes, attribute.Int("retry.attempt", 1))
 	})
 }
@@ -124,7 +133,7 @@ func TestOutcomes(t *testing.T) {
 	}{
 		{
 			desc: "attempts exhausted", op: failThen(httpErr(503, -1), httpErr(503, -1), httpErr(503, -1)),
-			outcome: "exhausted",
+			outcome: "max-attempts",
 			want:    map[string]point{"retry.attempts{retry.class=http 503," + name + ",retry.verdict=retry}": {Value: 3}},
 		},
 		{
@@ -133,7 +142,7 @@ func TestOutcomes(t *testing.T) {
 		},
 		{
 			desc: "a Retry-After longer than MaxDelay is returned", opts: []retry.Option{retry.WithMaxDelay(time.Second)},
-			op: failThen(httpErr(503, 10)), outcome: "wait_too_long",
+			op: failThen(httpErr(503, 10)), outcome: "wait-too-long",
 			want: map[string]point{
 				"retry.attempts{retry.class=http 503," + name + ",retry.verdict=retry}": {Value: 1},
 				"retry.retry_after{" + name + ",retry.retry_after.action=returned}":     {Value: 1},
@@ -156,7 +165,7 @@ func TestOutcomes(t *testing.T) {
 			want: map[string]point{"retry.attempts{retry.class=other," + name + ",retry.verdict=stop}": {Value: 1}},
 		},
 		{
-			desc: "a call cancelled during its wait counts its failed attempt once", outcome: "cancelled",
+			desc: "a call cancelled during its wait counts its failed attempt once", outcome: "canceled",
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(ctx)
 				time.AfterFunc(50*time.Millisecond, cancel)
@@ -166,7 +175,7 @@ func TestOutcomes(t *testing.T) {
 			want: map[string]point{"retry.attempts{retry.class=http 503," + name + ",retry.verdict=retry}": {Value: 1}},
 		},
 		{
-			desc: "the caller's deadline", outcome: "deadline",
+			desc: "the caller's deadline, before the wait that would outlast it", outcome: "deadline",
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeout(ctx, 150*time.Millisecond)
 			},
@@ -174,7 +183,7 @@ func TestOutcomes(t *testing.T) {
 			want: map[string]point{"retry.attempts{retry.class=http 503," + name + ",retry.verdict=retry}": {Value: 2}},
 		},
 		{
-			desc: "a call without a required key", opts: []retry.Option{retry.WithPolicy(policy.Payment())}, outcome: "key_required",
+			desc: "a call without a required key", opts: []retry.Option{retry.WithPolicy(policy.Payment())}, outcome: "key-required",
 			op: failThen(),
 		},
 	} {
@@ -206,7 +215,7 @@ func TestNestedLoopsAreCountedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSDK(t)
 		outer, o := observed(t, s, retry.Outermost())
-		inner, err := retry.New(retry.WithMaxAttempts(3), retry.WithHook(o.Hook))
+		inner, err := retry.New(retry.WithMaxAttempts(3), retry.WithObserver(o))
 		require.NoError(t, err)
 		op := failThen(httpErr(503, -1))
 		err = outer.Do(t.Context(), func(ctx context.Context) error { return inner.Do(ctx, op) })
@@ -241,12 +250,23 @@ func TestDistinctErrorsAndKeysCreateNoSeries(t *testing.T) {
 
 func TestTracedWithoutAttemptSpansIsTheOperation(t *testing.T) {
 	s := newSDK(t)
-	o, err := otelretry.NewRetrier("payments", otelretry.WithMeterProvider(s.mp), otelretry.WithTracerProvider(s.tp))
-	require.NoError(t, err)
+	o := newObserver(t, s, otelretry.Config{})
 	called := false
 	require.NoError(t, o.Traced(func(context.Context) error { called = true; return nil })(context.Background()))
 	assert.True(t, called)
 	assert.Empty(t, s.spans.Ended())
+}
+
+func TestAnAttemptSpanCarriesTheErrorTypeNotItsText(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{AttemptSpans: true})
+	err := o.Traced(func(context.Context) error { return httpErr(503, -1) })(context.Background())
+	require.Error(t, err)
+	spans := s.spans.Ended()
+	require.Len(t, spans, 1)
+	assert.Contains(t, spans[0].Attributes(), attribute.String("error.type", "*classify.StatusError"))
+	assert.Contains(t, spans[0].Attributes(), attribute.String("retry.name", "payments"))
+	assert.Empty(t, spans[0].Status().Description, "no error text")
 }
 
 func TestEventsGoOnlyToARecordingSpan(t *testing.T) {
@@ -258,4 +278,45 @@ func TestEventsGoOnlyToARecordingSpan(t *testing.T) {
 	require.NoError(t, r.Do(ctx, failThen(httpErr(503, -1))))
 	span.End()
 	assert.Empty(t, s.spans.Ended(), "an unsampled span records nothing")
+}
+
+func TestHTTPStatusClasses(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		http bool
+		want map[string]point
+	}{
+		{"with Config.HTTP, every attempt by its status class", true, map[string]point{
+			"retry.http.attempts{retry.http.status_class=5xx," + name + "}":   {Value: 1},
+			"retry.http.attempts{retry.http.status_class=4xx," + name + "}":   {Value: 2},
+			"retry.http.attempts{retry.http.status_class=error," + name + "}": {Value: 1},
+			"retry.http.attempts{retry.http.status_class=2xx," + name + "}":   {Value: 2},
+		}},
+		{"without it, none", false, map[string]point{}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := newSDK(t)
+			o := newObserver(t, s, otelretry.Config{HTTP: tc.http})
+			r, err := retry.New(retry.WithObserver(o), retry.WithBackoff(backoff.Constant(0)), retry.Idempotent())
+			require.NoError(t, err)
+			wrapped := fmt.Errorf("fetching: %w", httpErr(429, -1))
+			require.NoError(t, r.Do(t.Context(), failThen(httpErr(503, -1), wrapped)), "503, a wrapped 429, then 200")
+			require.NoError(t, r.Do(t.Context(), failThen(errors.New("connection reset by peer"))), "no answer, then 200")
+			require.Error(t, r.Do(t.Context(), failThen(httpErr(404, -1))))
+			assert.Equal(t, tc.want, only(s.collect(t), "retry.http.attempts"))
+		})
+	}
+}
+
+// TestADeferredLoopsWaitsAreCounted: a loop nested in an Outermost loop
+// counts no call, but its limiter's hold is a wait all the same.
+func TestADeferredLoopsWaitsAreCounted(t *testing.T) {
+	s := newSDK(t)
+	o := newObserver(t, s, otelretry.Config{})
+	for _, k := range []observe.Kind{observe.AttemptDone, observe.RetryScheduled, observe.GaveUp,
+		observe.HedgeStarted, observe.HedgeSkipped, observe.LimiterWaited} {
+		o.Observe(t.Context(), observe.Event{Kind: k, Attempt: 1, Started: 1, Delay: time.Second, Deferred: true,
+			Err: &retry.Error{Stop: policy.StopAttempts}, Stop: policy.StopAttempts})
+	}
+	assert.Equal(t, map[string]point{"retry.limit.wait.duration{" + name + "}": {Count: 1, Sum: 1}}, s.collect(t))
 }
