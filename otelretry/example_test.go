@@ -215,7 +215,7 @@ func ExampleObserver_Observe() {
 	defer func() { _ = obs.Unregister() }()
 	var o observe.Observer = obs
 	o.Observe(context.Background(), observe.Event{Kind: observe.Request,
-		Detail: idempotency.Event{Outcome: idempotency.OutcomeReplayed, Status: 201, Key: "order-1"}})
+		Detail: idempotency.Event{Outcome: "replayed", Status: 201, Key: "order-1"}})
 	printSeries(reader, "retry.")
 	// Output:
 	// retry.idempotency.requests{retry.idempotency.outcome=replayed,retry.name=orders} 1

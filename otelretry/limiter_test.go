@@ -114,9 +114,9 @@ func TestWatchedLimiters(t *testing.T) {
 		require.NoError(t, newObserver(t, s, otelretry.Config{}).Watch(a))
 		assert.Empty(t, limitSeries(t, s), "no point while the rate is +Inf")
 
-		c.now += limit.DefaultHold
+		c.now += limit.AdaptiveConfig{}.WithDefaults().Hold
 		a.Record(t.Context(), throttled) // a 429, nothing accepted yet: the least rate
-		assert.Equal(t, map[string]point{"retry.limit.rate{" + name + "}": {Value: limit.DefaultMinRate}},
+		assert.Equal(t, map[string]point{"retry.limit.rate{" + name + "}": {Value: limit.AdaptiveConfig{}.WithDefaults().MinRate}},
 			limitSeries(t, s))
 
 		c.now += 10 * time.Second

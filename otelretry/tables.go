@@ -5,7 +5,6 @@ import (
 
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/classify"
-	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/policy"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -147,23 +146,21 @@ var replays = [...]string{
 // retry loop (the event's Stop is policy.Continue).
 const dlqFailed = "failed"
 
-// serverOutcomes are the values of retry.idempotency.outcome: each
-// idempotency.Outcome's String with "_" for " " (executed, replayed,
-// in_progress, …), then other. The outcomes are found by asking String of
-// each value: an unknown one says "outcome(n)".
-var serverOutcomes = serverTable()
+// serverOutcomes are the values of retry.idempotency.outcome: the labels
+// of idempotency.Event.Outcome, each with "_" for " " (executed, replayed,
+// in_progress, …), by their index; an outcome not listed is other.
+var serverOutcomes = serverTable("executed", "replayed", "in progress", "key reuse", "not retained",
+	"store failed", "scope full", "rejected")
 
-func serverTable() map[idempotency.Outcome]int {
-	index := map[idempotency.Outcome]int{}
-	for o := range 256 {
-		if s := idempotency.Outcome(o).String(); !strings.ContainsAny(s, "()") {
-			index[idempotency.Outcome(o)] = len(index)
-		}
+func serverTable(labels ...string) map[string]int {
+	index := make(map[string]int, len(labels))
+	for i, l := range labels {
+		index[l] = i
 	}
 	return index
 }
 
-func serverLabel(o idempotency.Outcome) string { return strings.ReplaceAll(o.String(), " ", "_") }
+func serverLabel(o string) string { return strings.ReplaceAll(o, " ", "_") }
 
 // statusClasses are the values of retry.http.status_class.
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "error"}
