@@ -148,6 +148,8 @@ func New(c Config) (*Breakers, error) {
 func (b *Breakers) PerAttempt() bool { return b != nil && b.c.PerAttempt }
 
 // State returns the state of k's breaker now: closed for a key never seen.
+// It moves an open breaker whose timeout has passed to half-open, as a call
+// would; that change is reported with the key's next call.
 func (b *Breakers) State(k Key) State {
 	if e := b.lookup(k); e != nil {
 		return e.circuit.State()
@@ -238,12 +240,13 @@ type Permit struct {
 	o    observe.Observer
 }
 
-// Allow asks k's breaker to let a call through. It returns the refusal,
-// wrapped with the key and matching ErrOpen or ErrTooManyRequests, when the
-// breaker rejects the call; the error of NewCircuit if k's circuit could not
-// be made. State changes are reported to o (which may be nil) with ctx, once
-// the circuit's lock is released. A nil or zero Breakers lets everything
-// through.
+// Allow asks k's breaker to let a call through: the retry loop calls it
+// before each call (or attempt, with Config.PerAttempt), and Done after.
+// It returns the refusal, wrapped with the key and matching ErrOpen or
+// ErrTooManyRequests, when the breaker rejects the call; the error of
+// NewCircuit if k's circuit could not be made. State changes are reported
+// to o (which may be nil) with ctx, once the circuit's lock is released, so
+// that o may read State. A nil or zero Breakers lets everything through.
 func (b *Breakers) Allow(ctx context.Context, k Key, o observe.Observer) (Permit, error) {
 	if b == nil || b.keys == nil {
 		return Permit{}, nil

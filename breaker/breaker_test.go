@@ -635,3 +635,34 @@ func TestStateOfAndCountsOfConvertGobreakers(t *testing.T) {
 	assert.Equal(t, breaker.Counts{Requests: 3, TotalSuccesses: 1, TotalFailures: 2, ConsecutiveFailures: 2}, got,
 		"calls not counted are not requests")
 }
+
+func TestCallsToOtherKeysDoNotWaitForANewKeysCircuit(t *testing.T) {
+	// NewCircuit may make a round trip (to Redis, say): the calls to the
+	// keys already made go on meanwhile.
+	made := make(chan struct{})
+	release := make(chan struct{})
+	b := newBreakers(t, breaker.Config{NewCircuit: func(s gobreaker.Settings) (breaker.Circuit, error) {
+		if s.Name == "slow.example" {
+			close(made)
+			<-release
+		}
+		return twoStep{gobreaker.NewTwoStepCircuitBreaker[any](s)}, nil
+	}})
+	r := retrier(t, retry.WithMaxAttempts(1), retry.WithBreakers(b))
+	require.NoError(t, r.Do(to(t, payments), (&dependency{}).call))
+	slow := make(chan error)
+	go func() { slow <- r.Do(to(t, breaker.Key{Target: "slow.example"}), (&dependency{}).call) }()
+	<-made
+	done := make(chan error, 1)
+	go func() { done <- r.Do(to(t, payments), (&dependency{}).call) }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+		close(release)
+	case <-time.After(10 * time.Second):
+		t.Error("a call to a known key waited for another key's circuit")
+		close(release)
+		<-done
+	}
+	assert.NoError(t, <-slow)
+}
