@@ -568,6 +568,11 @@ func TestNilAndZeroValuesDoNotPanic(t *testing.T) {
 		assert.False(t, ok)
 		assert.Zero(t, k)
 	})
+	t.Run("a Retrier with breakers or cooldowns reads the call key", func(t *testing.T) {
+		assert.True(t, retrier(t, retry.WithBreakers(newBreakers(t, breaker.Config{}))).Keyed())
+		assert.True(t, retrier(t, retry.WithCooldowns(newCooldowns(t, breaker.CooldownConfig{}))).Keyed())
+		assert.False(t, retrier(t).Keyed())
+	})
 	t.Run("a Retrier refuses nil breakers and cooldowns", func(t *testing.T) {
 		_, err := retry.New(retry.WithBreakers(nil))
 		assert.ErrorIs(t, err, retry.ErrInvalid)
