@@ -535,7 +535,7 @@ func (c *call) emit(e observe.Event) {
 // end finishes the call: it tells the breaker around it how the call went,
 // reports the Stats if asked, and returns nil or the *Error.
 func (c *call) end(st *Stats) error {
-	c.permit.Done(c.ctx, c.outcome())
+	c.release(c.outcome())
 	if c.stats.Winner > 0 && st == nil {
 		return nil // nobody asked for Elapsed
 	}
@@ -547,6 +547,14 @@ func (c *call) end(st *Stats) error {
 		return nil
 	}
 	return c.fail()
+}
+
+// release tells the breaker around the call how it went, once: a call that
+// panics after it told the breaker (in an observer) must not count twice.
+func (c *call) release(outcome error) {
+	p := c.permit
+	c.permit = breaker.Permit{}
+	p.Done(c.ctx, outcome)
 }
 
 // outcome is what the breaker around the call counts: a success, or the

@@ -54,9 +54,10 @@ var (
 	ErrLimited = errors.New("refused locally by the client-side rate limiter, nothing sent")
 	// ErrBreakerOpen: the circuit breaker of the call's key (see
 	// WithBreakers) refused the call or its next attempt: it is open, or
-	// half-open with its probes taken. Nothing was sent; the last error
-	// matches breaker.ErrOpen or breaker.ErrTooManyRequests when no attempt
-	// was made.
+	// half-open with its probes taken, or it could not be made (the error
+	// of breaker.Config.NewCircuit). Nothing was sent; when no attempt was
+	// made, the last error is the refusal, matching breaker.ErrOpen or
+	// breaker.ErrTooManyRequests.
 	ErrBreakerOpen = errors.New("refused by the circuit breaker, nothing sent")
 	// ErrInvalid is matched by every *InvalidError: a bad option or argument.
 	ErrInvalid = argerr.ErrInvalid

@@ -591,8 +591,10 @@ func (x *hedger) wait() {
 }
 
 // leave ends the caller's part in the call, and keeps its state for a later
-// call. A caller that did not return normally — an attempt on its goroutine
-// exited it — first ends the call and waits for the others.
+// call. A caller that did not return normally — an attempt panicked, or
+// exited its goroutine — first ends the call, waits for the others, and
+// tells the breaker around the call that it failed: a half-open breaker
+// would otherwise wait for its probe forever.
 func (x *hedger) leave(ended bool) {
 	if !ended {
 		x.mu.Lock()
@@ -600,6 +602,7 @@ func (x *hedger) leave(ended bool) {
 		x.settle()
 		x.mu.Unlock()
 		x.wait()
+		x.c.release(errAborted)
 	}
 	if x.endLive != nil {
 		x.endLive()

@@ -73,7 +73,7 @@ func (c *call) loop(op func(context.Context) error, err error, st *Stats) error 
 // deferTo ends a call nested in an Outermost loop's operation after its one
 // attempt: the error goes back as it is, for the outer loop to classify.
 func (c *call) deferTo(err error, st *Stats) error {
-	c.permit.Done(c.ctx, c.outcome())
+	c.release(c.outcome())
 	if st != nil {
 		c.stats.Elapsed = monoNow() - c.start
 		*st = c.stats
@@ -94,7 +94,7 @@ func (c *call) guarded(op func(context.Context) error, st *Stats) error {
 	defer func() {
 		if !done {
 			c.running.Done(c.ctx, errAborted)
-			c.permit.Done(c.ctx, errAborted)
+			c.release(errAborted)
 		}
 	}()
 	err := c.loop(op, nil, st)

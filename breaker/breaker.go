@@ -13,9 +13,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// DefaultMaxKeys is how many keys a Breakers or a Cooldowns keeps at most
+// defaultMaxKeys is how many keys a Breakers or a Cooldowns keeps at most
 // when its config says 0.
-const DefaultMaxKeys = 10_000
+const defaultMaxKeys = 10_000
 
 var (
 	// ErrOpen: the breaker is open; the call was not made.
@@ -25,7 +25,7 @@ var (
 	ErrTooManyRequests = errors.New("circuit breaker is half-open and its probes are taken")
 	// Excluded is the outcome reported to a Circuit for a call that must not
 	// count: the caller cancelled it, or nothing was sent. The gobreaker
-	// settings of Config.Gobreaker recognise it.
+	// settings NewCircuit receives recognise it (IsExcluded).
 	Excluded = errors.New("breaker: outcome not counted")
 )
 
@@ -61,19 +61,22 @@ type Config struct {
 	PerAttempt bool
 	// MaxKeys bounds the keys with a breaker: past it, a call for a new key
 	// runs without one, so that calls to ever new hosts cannot grow memory
-	// without bound. 0 means DefaultMaxKeys.
+	// without bound. 0 means 10,000.
 	MaxKeys int
-	// NewCircuit builds a key's circuit from the gobreaker settings for it
-	// (Gobreaker, named by the key) — for example one shared through Redis
-	// (package github.com/retrykit/retry/breaker/redis). nil builds a local
-	// gobreaker TwoStepCircuitBreaker.
+	// NewCircuit builds a key's circuit, when the key is first seen, from
+	// the gobreaker settings for it: this Config's, named by the key
+	// (Key.String), with an OnStateChange that reports to the calls'
+	// observers and an IsExcluded that recognises Excluded. It may build
+	// one shared through Redis (package
+	// github.com/retrykit/retry/breaker/redis). nil builds a local gobreaker
+	// TwoStepCircuitBreaker. While it fails, the key's calls are refused
+	// with its error: nothing is sent, and the next call asks it again.
 	NewCircuit func(gobreaker.Settings) (Circuit, error)
 }
 
-// Gobreaker returns the gobreaker settings for the breaker named name, with
-// onChange as its state change callback: what NewCircuit receives. Its
-// IsExcluded recognises Excluded.
-func (c Config) Gobreaker(name string, onChange func(name string, from, to gobreaker.State)) gobreaker.Settings {
+// settings returns the gobreaker settings for the breaker named name, with
+// onChange as its state change callback: what NewCircuit receives.
+func (c Config) settings(name string, onChange func(name string, from, to gobreaker.State)) gobreaker.Settings {
 	s := gobreaker.Settings{
 		Name:          name,
 		MaxRequests:   c.MaxRequests,
@@ -135,7 +138,7 @@ func New(c Config) (*Breakers, error) {
 		return nil, err
 	}
 	if c.MaxKeys == 0 {
-		c.MaxKeys = DefaultMaxKeys
+		c.MaxKeys = defaultMaxKeys
 	}
 	return &Breakers{c: c, keys: make(map[Key]*entry)}, nil
 }
@@ -145,6 +148,8 @@ func New(c Config) (*Breakers, error) {
 func (b *Breakers) PerAttempt() bool { return b != nil && b.c.PerAttempt }
 
 // State returns the state of k's breaker now: closed for a key never seen.
+// It moves an open breaker whose timeout has passed to half-open, as a call
+// would; that change is reported with the key's next call.
 func (b *Breakers) State(k Key) State {
 	if e := b.lookup(k); e != nil {
 		return e.circuit.State()
@@ -161,39 +166,48 @@ func (b *Breakers) Counts(k Key) Counts {
 }
 
 func (b *Breakers) lookup(k Key) *entry {
+	e, _ := b.find(k)
+	return e
+}
+
+// find returns k's breaker, or whether the set is full.
+func (b *Breakers) find(k Key) (e *entry, full bool) {
 	if b == nil || b.keys == nil {
-		return nil
+		return nil, false
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return b.keys[k]
+	return b.keys[k], len(b.keys) >= b.c.MaxKeys
 }
 
-// get returns k's breaker, made on first use; nil when the set is full.
+// get returns k's breaker, made on first use; nil when the set is full. The
+// circuit is made without the lock: NewCircuit may make a round trip, and
+// the calls to other keys must not wait for it.
 func (b *Breakers) get(k Key) (*entry, error) {
-	if e := b.lookup(k); e != nil {
+	e, full := b.find(k)
+	if e != nil || full {
 		return e, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if e := b.keys[k]; e != nil {
-		return e, nil
-	}
-	if len(b.keys) >= b.c.MaxKeys {
-		return nil, nil
-	}
-	e := &entry{key: k}
+	e = &entry{key: k}
 	c, err := b.circuit(k, e)
 	if err != nil {
 		return nil, err
 	}
 	e.circuit = c
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch old := b.keys[k]; {
+	case old != nil: // made meanwhile by another call: this one is dropped
+		return old, nil
+	case len(b.keys) >= b.c.MaxKeys:
+		return nil, nil
+	}
 	b.keys[k] = e
 	return e, nil
 }
 
 func (b *Breakers) circuit(k Key, e *entry) (Circuit, error) {
-	s := b.c.Gobreaker(k.String(), e.changed)
+	s := b.c.settings(k.String(), e.changed)
 	if b.c.NewCircuit == nil {
 		return local{gobreaker.NewTwoStepCircuitBreaker[any](s)}, nil
 	}
@@ -226,12 +240,13 @@ type Permit struct {
 	o    observe.Observer
 }
 
-// Allow asks k's breaker to let a call through. It returns the refusal,
-// wrapped with the key and matching ErrOpen or ErrTooManyRequests, when the
-// breaker rejects the call; the error of NewCircuit if k's circuit could not
-// be made. State changes are reported to o (which may be nil) with ctx, once
-// the circuit's lock is released. A nil or zero Breakers lets everything
-// through.
+// Allow asks k's breaker to let a call through: the retry loop calls it
+// before each call (or attempt, with Config.PerAttempt), and Done after.
+// It returns the refusal, wrapped with the key and matching ErrOpen or
+// ErrTooManyRequests, when the breaker rejects the call; the error of
+// NewCircuit if k's circuit could not be made. State changes are reported
+// to o (which may be nil) with ctx, once the circuit's lock is released, so
+// that o may read State. A nil or zero Breakers lets everything through.
 func (b *Breakers) Allow(ctx context.Context, k Key, o observe.Observer) (Permit, error) {
 	if b == nil || b.keys == nil {
 		return Permit{}, nil
@@ -259,13 +274,17 @@ func (p Permit) Done(ctx context.Context, outcome error) {
 	p.e.report(ctx, p.o)
 }
 
-// rejection names the key in the circuit's refusal.
+// rejection names the key in the circuit's refusal (the zero Key has no
+// name to give).
 func rejection(k Key, err error) error {
 	switch {
 	case errors.Is(err, gobreaker.ErrTooManyRequests):
 		err = ErrTooManyRequests
 	case errors.Is(err, gobreaker.ErrOpenState):
 		err = ErrOpen
+	}
+	if k == (Key{}) {
+		return fmt.Errorf("breaker: %w: the call was not made", err)
 	}
 	return fmt.Errorf("breaker %s: %w: the call was not made", k, err)
 }

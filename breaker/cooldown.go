@@ -13,8 +13,8 @@ import (
 	"github.com/retrykit/retry/observe"
 )
 
-// DefaultMaxDelay is the longest a cooldown lasts when CooldownConfig says 0.
-const DefaultMaxDelay = time.Hour
+// defaultMaxDelay is the longest a cooldown lasts when CooldownConfig says 0.
+const defaultMaxDelay = time.Hour
 
 // ErrCooldown is matched by every *CooldownError.
 var ErrCooldown = errors.New("cooling down after the server's 503 with Retry-After")
@@ -40,16 +40,13 @@ func (e *CooldownError) Error() string {
 // Is matches ErrCooldown.
 func (e *CooldownError) Is(target error) bool { return target == ErrCooldown }
 
-// RetryAfter returns the time left, the wait before the key's next call.
-func (e *CooldownError) RetryAfter() time.Duration { return e.Left }
-
 // CooldownConfig configures Cooldowns. The zero value is usable.
 type CooldownConfig struct {
 	// MaxKeys bounds the keys cooling down at once: when full, expired keys
-	// are dropped, then the one closest to its end. 0 means DefaultMaxKeys.
+	// are dropped, then the one closest to its end. 0 means 10,000.
 	MaxKeys int
 	// MaxDelay bounds how long one Retry-After can cool a key down. 0 means
-	// DefaultMaxDelay.
+	// an hour.
 	MaxDelay time.Duration
 }
 
@@ -79,10 +76,10 @@ func NewCooldowns(c CooldownConfig) (*Cooldowns, error) {
 		return nil, argerr.Field("breaker.CooldownConfig.MaxDelay", c.MaxDelay, "must not be negative")
 	}
 	if c.MaxKeys == 0 {
-		c.MaxKeys = DefaultMaxKeys
+		c.MaxKeys = defaultMaxKeys
 	}
 	if c.MaxDelay == 0 {
-		c.MaxDelay = DefaultMaxDelay
+		c.MaxDelay = defaultMaxDelay
 	}
 	return &Cooldowns{c: c, until: make(map[Key]time.Time)}, nil
 }

@@ -1,9 +1,8 @@
 // Package breaker holds two stages of the retry pipeline: circuit breakers
 // (github.com/sony/gobreaker/v2) and a cooldown registry, each keyed by the
-// call's Key (a target and an operation), the way the source documents
-// prescribe: retries handle a blip, a breaker handles a dependency that is
-// down, and a cooldown stops asking a server that already said when to come
-// back. Give them to a Retrier:
+// call's Key (a target and an operation): retries handle a blip, a breaker
+// handles a dependency that is down, and a cooldown stops asking a server
+// that already said when to come back. Give them to a Retrier:
 //
 //	breakers, _ := breaker.New(breaker.Config{Timeout: 30 * time.Second})
 //	cooldowns, _ := breaker.NewCooldowns(breaker.CooldownConfig{})
@@ -36,8 +35,15 @@
 // retry: a timeout, a reset, a 503, an error no classifier recognises —
 // never a 400 the caller caused, nor a permanent error, which count as
 // successes (the dependency answered). A call the caller cancelled, or that
-// sent nothing, is not counted at all. An open breaker's Counts read zero:
-// it counts nothing while it rejects.
+// sent nothing (a limiter refused it, a key it needed was missing, a
+// cooldown stopped it), is not counted at all. An operation that panics, or
+// exits its goroutine (runtime.Goexit, as t.FailNow does), counts as a
+// failure, and the panic goes on. An open breaker's Counts read zero: it
+// counts nothing while it rejects.
+//
+// Hedging (retry.NewHedger): outside, a hedged call takes one permit, its
+// hedges included; per attempt, every attempt and hedge asks the breaker,
+// and a hedge it refuses is not sent (observe.HedgeSkipped, policy.StopOpen).
 //
 // # Defaults
 //
@@ -51,6 +57,11 @@
 //	| MaxKeys     | 10,000 keys; a call for a new key past that runs without one      |
 //	| NewCircuit  | a local gobreaker TwoStepCircuitBreaker per key                   |
 //
+// A key's breaker is made when the key is first seen: by NewCircuit, given
+// the gobreaker settings named by the key (Key.String). While NewCircuit
+// fails, the key's calls are refused with its error (retry.ErrBreakerOpen,
+// nothing sent), and the next call tries again.
+//
 // # Cooldowns
 //
 // A server that answers 503 (or gRPC UNAVAILABLE) with a Retry-After has
@@ -58,18 +69,22 @@
 // that key, from any call of any Retrier sharing the registry, waits until
 // the cooldown ends before it is sent — or, when that is longer than the
 // call can wait (the policy's MaxDelay, its MaxElapsed, the context's
-// deadline), the call fails at once with a *CooldownError that says until
-// when, and nothing was sent. A hedge is not sent to a key cooling down.
+// deadline), the call stops at once with retry.ErrWaitTooLong (or
+// ErrElapsed, ErrDeadline), the time left in its RetryAfter, and nothing is
+// sent; its last error, when it made no attempt, is a *CooldownError that
+// says until when. A hedge is not sent to a key cooling down.
 // Its zero values: 10,000 keys at most; a Retry-After longer than an hour is
 // held for an hour.
 //
 // # Observation
 //
 // Breakers and cooldowns report through the observer of the call that moved
-// them (retry.WithObserver): an observe.BreakerChanged event for each change
-// of a breaker's state (a Transition), an observe.CooldownStarted for each
-// cooldown, and observe.CooldownWaited for each wait one imposed. State and
-// Counts read a key's breaker at any time, for health endpoints.
+// them (retry.WithObserver), with the call's context: an
+// observe.BreakerChanged event for each change of a breaker's state (a
+// Transition), delivered once the breaker's lock is released, so that an
+// observer may read State; an observe.CooldownStarted for each cooldown, and
+// observe.CooldownWaited for each wait one imposed. State and Counts read a
+// key's breaker at any time, for health endpoints.
 //
 // With many instances, the nested module github.com/retrykit/retry/breaker/redis
 // keeps each key's breaker in Redis (Config.NewCircuit) so that a fleet opens

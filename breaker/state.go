@@ -33,7 +33,9 @@ func (s State) String() string {
 // the state changes, and every Interval while closed when one is set. An
 // open breaker's counts are zero (it counts nothing while it rejects), so
 // read them before it opens — in ReadyToTrip — to report the failures that
-// opened it.
+// opened it. Requests counts the calls let through, less those not counted
+// (reported Excluded: cancelled, or nothing sent), so that a ratio of
+// failures to requests is not diluted by them.
 type Counts struct {
 	Requests             uint32
 	TotalSuccesses       uint32
@@ -55,5 +57,6 @@ func StateOf(s gobreaker.State) State {
 
 // CountsOf converts gobreaker's counts, for a Circuit built on gobreaker.
 func CountsOf(c gobreaker.Counts) Counts {
-	return Counts{c.Requests, c.TotalSuccesses, c.TotalFailures, c.ConsecutiveSuccesses, c.ConsecutiveFailures}
+	requests := c.Requests - min(c.TotalExclusions, c.Requests)
+	return Counts{requests, c.TotalSuccesses, c.TotalFailures, c.ConsecutiveSuccesses, c.ConsecutiveFailures}
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/retrykit/retry/breaker"
-	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -20,24 +18,18 @@ import (
 func stateKey(name string) string { return "gobreaker:state:" + name }
 func mutexKey(name string) string { return "gobreaker:mutex:" + name }
 
-// Circuit returns a factory for breaker.WithCircuit: each Breaker built with
-// it shares its state, under its Settings.Name, with every instance using
-// the same Redis. The factory fails if Redis does not answer a PING within
-// OpTimeout, and with a *retry.InvalidError for a nil Store or an empty
-// Name.
+// Circuit returns a factory for breaker.Config.NewCircuit: each key's
+// breaker is a distributed breaker named by the key (the Settings.Name it
+// receives, Key.String: "target/operation"; the zero Key's name is empty),
+// and shares its state with every instance using the same Redis under the
+// same Prefix. Making one asks Redis nothing: a key first seen while Redis
+// is unreachable is guarded by local counts until Redis answers again (see
+// the package documentation). The factory returns a *retry.InvalidError for
+// a Store not made by NewStore.
 func Circuit(store *Store) func(gobreaker.Settings) (breaker.Circuit, error) {
 	return func(s gobreaker.Settings) (breaker.Circuit, error) {
-		switch {
-		case store == nil || store.client == nil:
+		if store == nil || store.client == nil {
 			return nil, invalid("redis.Circuit", nil, "the Store must be made by NewStore")
-		case s.Name == "":
-			return nil, invalid("redis.Circuit", s.Name, "the breaker needs a Name: it is its key in Redis")
-		}
-		ctx, cancel := store.ctx(store.o.OpTimeout)
-		defer cancel()
-		ping := func(ctx context.Context) (string, error) { return store.client.Ping(ctx).Result() }
-		if _, err := redisbound.Call(ctx, "", ping); err != nil {
-			return nil, fmt.Errorf("breaker/redis: %s: %w", s.Name, err)
 		}
 		return newCircuit(store, s), nil
 	}
@@ -299,12 +291,12 @@ func (c *circuit) observe(state gobreaker.State) {
 
 // State returns the shared state as this instance last saw it: it asks
 // Redis nothing, so that a health check never waits on Redis.
-func (c *circuit) State() gobreaker.State {
+func (c *circuit) State() breaker.State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.seen
+	return breaker.StateOf(c.seen)
 }
 
 // Counts returns this instance's view of the counts: the shared counts as
 // of its last update, or its local counts while Redis is unreachable.
-func (c *circuit) Counts() gobreaker.Counts { return c.breaker().Counts() }
+func (c *circuit) Counts() breaker.Counts { return breaker.CountsOf(c.breaker().Counts()) }

@@ -1,6 +1,13 @@
-// Package redis keeps a circuit breaker's state in Redis, so that a fleet of
+// Package redis keeps circuit breakers' state in Redis, so that a fleet of
 // instances opens, probes and closes together: gobreaker v2's
-// DistributedCircuitBreaker with a SharedDataStore on go-redis v9.
+// DistributedCircuitBreaker with a SharedDataStore on go-redis v9. Circuit
+// is a breaker.Config.NewCircuit: each call key gets a distributed breaker
+// named by the key, under gobreaker's own keys (gobreaker:state:<name>,
+// gobreaker:mutex:<name>, after the Store's Prefix):
+//
+//	store, _ := redis.NewStore(client, redis.Options{Prefix: "prod:"})
+//	breakers, _ := breaker.New(breaker.Config{Timeout: 30 * time.Second, NewCircuit: redis.Circuit(store)})
+//	r, _ := retry.New(retry.WithBreakers(breakers))
 //
 // gobreaker's distributed breaker holds a Redis lock for the whole request it
 // guards, which would let one request at a time through the whole fleet. The
@@ -38,7 +45,9 @@
 // counts — the breaker fails open to local protection: the shared state as of
 // its last update, plus what it counted since — and after Recheck one of its
 // calls asks Redis again, so that an outage does not add OpTimeout to every
-// call. Its local counts open the breaker as the shared ones would. An open
+// call. Its local counts open the breaker as the shared ones would. Making a
+// key's breaker asks Redis nothing, so a key first seen while Redis is down
+// is guarded the same way, from empty counts. An open
 // breaker whose timeout has passed while another instance holds the lock
 // keeps rejecting calls until that instance moved it to half-open.
 //

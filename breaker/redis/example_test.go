@@ -12,25 +12,26 @@ import (
 	brredis "github.com/retrykit/retry/breaker/redis"
 )
 
-// Every instance of a service builds the same breaker on the same Redis: when
-// one opens it, all of them reject calls until the timeout passes.
+// Every instance of a service builds its breakers on the same Redis: when
+// one opens a key's breaker, all of them refuse calls to that key until the
+// timeout passes.
 func ExampleCircuit() {
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
 	defer client.Close()
 	store, err := brredis.NewStore(client, brredis.Options{Prefix: "prod:"})
 	if err != nil {
-		panic(err)
+		panic(err) // a bad option
 	}
-	r, _ := retry.New(retry.WithLogger(slog.Default()))
-	b, err := breaker.New(breaker.Settings{Name: "llm-gateway", Timeout: 30 * time.Second}, r,
-		breaker.WithCircuit(brredis.Circuit(store)))
+	breakers, err := breaker.New(breaker.Config{Timeout: 30 * time.Second, NewCircuit: brredis.Circuit(store)})
 	if err != nil {
-		panic(err) // Redis unreachable at start-up, or a bad setting
+		panic(err) // a bad setting
 	}
-	err = b.Do(context.Background(), func(ctx context.Context) error {
+	r, _ := retry.New(retry.WithBreakers(breakers), retry.WithLogger(slog.Default()))
+	ctx := breaker.WithKey(context.Background(), breaker.Key{Target: "llm-gateway.internal", Operation: "qwen3"})
+	err = r.Do(ctx, func(ctx context.Context) error {
 		return nil // call the gateway
 	})
-	if errors.Is(err, breaker.ErrOpen) {
+	if errors.Is(err, retry.ErrBreakerOpen) {
 		slog.Warn("the fleet's breaker is open: serving a degraded answer")
 	}
 }

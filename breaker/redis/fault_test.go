@@ -46,10 +46,13 @@ func callersOutlive(t *testing.T, fault func(*redistest.Server)) {
 	t.Cleanup(func() { client.Close() })
 	store, err := brredis.NewStore(client, brredis.Options{OpTimeout: opTimeout, Recheck: 100 * time.Millisecond})
 	require.NoError(t, err)
-	r, err := retry.New(retry.WithMaxAttempts(1))
+	c := fleetConfig
+	c.NewCircuit = brredis.Circuit(store)
+	b, err := breaker.New(c)
 	require.NoError(t, err)
-	b, err := breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(store)))
+	r, err := retry.New(retry.WithMaxAttempts(1), retry.WithBreakers(b))
 	require.NoError(t, err)
+	ctx := breaker.WithKey(context.Background(), fleet)
 
 	var failing atomic.Bool
 	var failures atomic.Int64
@@ -74,7 +77,7 @@ func callersOutlive(t *testing.T, fault func(*redistest.Server)) {
 				default:
 				}
 				start := time.Now()
-				err := b.Do(context.Background(), dep)
+				err := r.Do(ctx, dep)
 				blocked := time.Since(start)
 				if errors.Is(err, breaker.ErrOpen) {
 					opened.Store(true)
@@ -109,11 +112,11 @@ func TestALockHeldElsewhereDoesNotStallCallers(t *testing.T) {
 	srv := redistest.Start(t)
 	in := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout, Recheck: time.Minute})
 	held := rawClient(t, srv.Addr)
-	require.NoError(t, held.Set(t.Context(), "gobreaker:mutex:"+fleetSettings.Name, "a crashed holder", time.Minute).Err())
+	require.NoError(t, held.Set(t.Context(), "gobreaker:mutex:"+fleet.String(), "a crashed holder", time.Minute).Err())
 	in.failing.Store(true)
 	for i := range 5 {
 		start := time.Now()
-		err := in.b.Do(t.Context(), in.call)
+		err := in.do(t.Context(), in.call)
 		assert.Less(t, time.Since(start), opTimeout+slack, "call %d", i)
 		if i < 3 {
 			assert.ErrorIs(t, err, syscall.ECONNREFUSED, "call %d went through", i)
@@ -134,14 +137,14 @@ func TestAnOpenBreakerStaysOpenWhileAnotherInstanceHoldsTheLock(t *testing.T) {
 	b := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout})
 	a.failing.Store(true)
 	for range 3 {
-		assert.ErrorIs(t, a.b.Do(t.Context(), a.call), syscall.ECONNREFUSED)
+		assert.ErrorIs(t, a.do(t.Context(), a.call), syscall.ECONNREFUSED)
 	}
 	held := rawClient(t, srv.Addr)
-	require.NoError(t, held.Set(t.Context(), "gobreaker:mutex:"+fleetSettings.Name, "another instance", time.Minute).Err())
-	time.Sleep(fleetSettings.Timeout + 50*time.Millisecond) // the open state's expiry, written before, has passed
+	require.NoError(t, held.Set(t.Context(), "gobreaker:mutex:"+fleet.String(), "another instance", time.Minute).Err())
+	time.Sleep(fleetConfig.Timeout + 50*time.Millisecond) // the open state's expiry, written before, has passed
 
 	start := time.Now()
-	assert.ErrorIs(t, b.b.Do(t.Context(), b.call), breaker.ErrOpen)
+	assert.ErrorIs(t, b.do(t.Context(), b.call), breaker.ErrOpen)
 	assert.Less(t, time.Since(start), opTimeout+slack)
 	assert.Zero(t, b.calls.Load(), "b never called its dependency")
 }

@@ -53,8 +53,14 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 	var nilStore *brredis.Store
 	zero := new(brredis.Store)
 	named := gobreaker.Settings{Name: "b"}
-	r, err := retry.New()
-	require.NoError(t, err)
+	ran := false
+	callThrough := func(s *brredis.Store) error {
+		b, err := breaker.New(breaker.Config{NewCircuit: brredis.Circuit(s)})
+		require.NoError(t, err)
+		r, err := retry.New(retry.WithBreakers(b))
+		require.NoError(t, err)
+		return r.Do(t.Context(), func(context.Context) error { ran = true; return nil })
+	}
 	circuit := func(s *brredis.Store, settings gobreaker.Settings) error {
 		_, err := brredis.Circuit(s)(settings)
 		return err
@@ -67,11 +73,8 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"NewStore with a nil *Client", func() error { _, err := brredis.NewStore((*goredis.Client)(nil), brredis.Options{}); return err }},
 		{"Circuit with a nil Store", func() error { return circuit(nil, named) }},
 		{"Circuit with a zero Store", func() error { return circuit(zero, named) }},
-		{"Circuit without a Name", func() error { return circuit(store, gobreaker.Settings{}) }},
-		{"breaker.New through a Circuit without a Name", func() error {
-			_, err := breaker.New(breaker.Settings{}, r, breaker.WithCircuit(brredis.Circuit(store)))
-			return err
-		}},
+		{"a call through the Circuit of a nil Store", func() error { return callThrough(nil) }},
+		{"a call through the Circuit of a zero Store", func() error { return callThrough(zero) }},
 		{"Lock on a nil Store", func() error { return nilStore.Lock("m") }},
 		{"Lock on a zero Store", func() error { return zero.Lock("m") }},
 		{"Lock of an empty name", func() error { return store.Lock("") }},
@@ -93,8 +96,22 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 			require.NotPanics(t, func() { err = c.call() })
 			assert.ErrorIs(t, err, retry.ErrInvalid)
 			assert.Zero(t, sent.Load(), "nothing was sent to Redis")
+			assert.False(t, ran, "nor to the dependency")
 		})
 	}
+}
+
+func TestMakingACircuitAsksRedisNothing(t *testing.T) {
+	client, sent := counted(t)
+	store, err := brredis.NewStore(client, brredis.Options{})
+	require.NoError(t, err)
+	for _, name := range []string{"gateway.example/qwen3", ""} {
+		c, err := brredis.Circuit(store)(gobreaker.Settings{Name: name})
+		require.NoError(t, err, "%q", name)
+		assert.Equal(t, breaker.StateClosed, c.State())
+		assert.Zero(t, c.Counts())
+	}
+	assert.Zero(t, sent.Load())
 }
 
 func TestNewStoreNamesABadOption(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/retrykit/retry/breaker"
 	brredis "github.com/retrykit/retry/breaker/redis"
 	"github.com/retrykit/retry/internal/redistest"
+	"github.com/retrykit/retry/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -113,14 +114,24 @@ func TestStoreData(t *testing.T) {
 	assert.Equal(t, `{"state":2}`, string(data))
 }
 
-// instance is one process of a fleet: its own Redis client, Store, Retrier
-// and Breaker, and a dependency it counts calls to.
+// instance is one process of a fleet: its own Redis client, Store, breakers
+// and Retrier, and a dependency it counts calls to.
 type instance struct {
-	b       *breaker.Breaker
+	r       *retry.Retrier
+	b       *breaker.Breakers
 	calls   atomic.Int64
 	failing atomic.Bool
 	mu      sync.Mutex
 	changes []string
+}
+
+// fleet is the key the tests' calls are to: its breaker is named
+// "llm-gateway" in Redis.
+var fleet = breaker.Key{Target: "llm-gateway"}
+
+// do calls op through the instance's Retrier, to the fleet's key.
+func (in *instance) do(ctx context.Context, op func(context.Context) error) error {
+	return in.r.Do(breaker.WithKey(ctx, fleet), op)
 }
 
 func (in *instance) call(context.Context) error {
@@ -131,10 +142,13 @@ func (in *instance) call(context.Context) error {
 	return nil
 }
 
-func (in *instance) onChange(_ string, from, to breaker.State) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.changes = append(in.changes, from.String()+"→"+to.String())
+// Observe records the breakers' changes of state.
+func (in *instance) Observe(_ context.Context, e observe.Event) {
+	if t, ok := e.Detail.(breaker.Transition); ok {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.changes = append(in.changes, t.From.String()+"→"+t.To.String())
+	}
 }
 
 func (in *instance) seen() []string {
@@ -143,8 +157,8 @@ func (in *instance) seen() []string {
 	return append([]string(nil), in.changes...)
 }
 
-var fleetSettings = breaker.Settings{
-	Name:        "llm-gateway",
+// fleetConfig trips after 3 consecutive failures and stays open 200ms.
+var fleetConfig = breaker.Config{
 	Timeout:     200 * time.Millisecond,
 	ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 3 },
 }
@@ -157,11 +171,12 @@ func newInstance(t *testing.T, addr string) *instance {
 func newInstanceWith(t *testing.T, addr string, o brredis.Options) *instance {
 	t.Helper()
 	in := &instance{}
-	r, err := retry.New(retry.WithMaxAttempts(1))
+	c := fleetConfig
+	c.NewCircuit = brredis.Circuit(newStore(t, addr, o))
+	var err error
+	in.b, err = breaker.New(c)
 	require.NoError(t, err)
-	s := fleetSettings
-	s.OnStateChange = in.onChange
-	in.b, err = breaker.New(s, r, breaker.WithCircuit(brredis.Circuit(newStore(t, addr, o))))
+	in.r, err = retry.New(retry.WithMaxAttempts(1), retry.WithBreakers(in.b), retry.WithObserver(in))
 	require.NoError(t, err)
 	return in
 }
@@ -171,19 +186,19 @@ func TestTwoInstancesOpenTogether(t *testing.T) {
 	a, b := newInstance(t, srv.Addr), newInstance(t, srv.Addr)
 	a.failing.Store(true)
 	for range 3 {
-		assert.ErrorIs(t, a.b.Do(t.Context(), a.call), syscall.ECONNREFUSED)
+		assert.ErrorIs(t, a.do(t.Context(), a.call), syscall.ECONNREFUSED)
 	}
-	assert.ErrorIs(t, a.b.Do(t.Context(), a.call), breaker.ErrOpen, "a opened its breaker")
+	assert.ErrorIs(t, a.do(t.Context(), a.call), breaker.ErrOpen, "a opened its breaker")
 
-	err := b.b.Do(t.Context(), b.call)
+	err := b.do(t.Context(), b.call)
 	assert.ErrorIs(t, err, breaker.ErrOpen, "and b's is open too: it is the same breaker")
 	assert.Zero(t, b.calls.Load(), "b never called its dependency")
 	assert.Equal(t, []string{"closed→open"}, a.seen())
 	assert.Equal(t, []string{"closed→open"}, b.seen(), "b reports the change it observed")
 
-	time.Sleep(fleetSettings.Timeout + 50*time.Millisecond)
-	require.NoError(t, b.b.Do(t.Context(), b.call), "half-open: b's probe goes through and closes it")
-	require.NoError(t, a.b.Do(t.Context(), func(context.Context) error { return nil }), "closed for a as well")
+	time.Sleep(fleetConfig.Timeout + 50*time.Millisecond)
+	require.NoError(t, b.do(t.Context(), b.call), "half-open: b's probe goes through and closes it")
+	require.NoError(t, a.do(t.Context(), func(context.Context) error { return nil }), "closed for a as well")
 	assert.Equal(t, []string{"closed→open", "open→half-open", "half-open→closed"}, b.seen())
 	assert.Equal(t, []string{"closed→open", "open→closed"}, a.seen(), "a saw only the result")
 }
@@ -212,8 +227,8 @@ func TestCallsRunConcurrentlyAcrossInstances(t *testing.T) {
 		return nil
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { assert.NoError(t, a.b.Do(t.Context(), meet)) })
-	wg.Go(func() { assert.NoError(t, b.b.Do(t.Context(), meet)) })
+	wg.Go(func() { assert.NoError(t, a.do(t.Context(), meet)) })
+	wg.Go(func() { assert.NoError(t, b.do(t.Context(), meet)) })
 	wg.Wait()
 	assert.Equal(t, time.Duration(2), most.get())
 }
@@ -224,25 +239,56 @@ func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
 	srv.Stop()
 	a.failing.Store(true)
 	for range 3 {
-		assert.ErrorIs(t, a.b.Do(t.Context(), a.call), syscall.ECONNREFUSED, "calls go through while Redis is down")
+		assert.ErrorIs(t, a.do(t.Context(), a.call), syscall.ECONNREFUSED, "calls go through while Redis is down")
 	}
-	assert.ErrorIs(t, a.b.Do(t.Context(), a.call), breaker.ErrOpen, "and the local counts still protect the dependency")
+	assert.ErrorIs(t, a.do(t.Context(), a.call), breaker.ErrOpen, "and the local counts still protect the dependency")
 	assert.Equal(t, int64(3), a.calls.Load())
 
 	srv.Restart(t) // back, and empty: the shared state is recreated
 	time.Sleep(100 * time.Millisecond)
 	a.failing.Store(false)
-	require.NoError(t, a.b.Do(t.Context(), a.call), "Redis is asked again after Recheck")
+	require.NoError(t, a.do(t.Context(), a.call), "Redis is asked again after Recheck")
 }
 
-func TestCircuitNeedsAReachableRedis(t *testing.T) {
+func TestAKeyFirstSeenWhileRedisIsDownIsGuardedLocally(t *testing.T) {
+	// Making a key's circuit asks Redis nothing: the first call to a key
+	// while Redis is down goes through, counted locally, as any call does
+	// once Redis failed.
 	srv := redistest.Start(t)
-	store := newStore(t, srv.Addr, brredis.Options{})
-	r, err := retry.New()
-	require.NoError(t, err)
+	a := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout, Recheck: time.Minute})
 	srv.Stop()
-	start := time.Now()
-	_, err = breaker.New(fleetSettings, r, breaker.WithCircuit(brredis.Circuit(store)))
-	assert.Error(t, err)
-	assert.Less(t, time.Since(start), 2*time.Second, "fails fast, not after gobreaker's 5s of lock retries")
+	a.failing.Store(true)
+	for i := range 4 {
+		start := time.Now()
+		err := a.do(t.Context(), a.call)
+		assert.Less(t, time.Since(start), opTimeout+slack, "call %d", i)
+		if i < 3 {
+			assert.ErrorIs(t, err, syscall.ECONNREFUSED, "call %d went through", i)
+		} else {
+			assert.ErrorIs(t, err, breaker.ErrOpen, "three failures counted locally opened the breaker")
+		}
+	}
+	assert.Equal(t, int64(3), a.calls.Load())
+}
+
+func TestEachKeyIsADistributedBreakerOfItsOwn(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newInstance(t, srv.Addr), newInstance(t, srv.Addr)
+	qwen := breaker.Key{Target: "gateway.example", Operation: "qwen3"}
+	llama := breaker.Key{Target: "gateway.example", Operation: "llama"}
+	a.failing.Store(true)
+	for range 3 {
+		assert.ErrorIs(t, a.r.Do(breaker.WithKey(t.Context(), qwen), a.call), syscall.ECONNREFUSED)
+	}
+	assert.ErrorIs(t, b.r.Do(breaker.WithKey(t.Context(), qwen), b.call), breaker.ErrOpen, "the fleet's qwen3 breaker is open")
+	require.NoError(t, b.r.Do(breaker.WithKey(t.Context(), llama), b.call), "and its llama breaker closed")
+	assert.Equal(t, breaker.StateOpen, b.b.State(qwen))
+	assert.Equal(t, breaker.StateClosed, b.b.State(llama))
+
+	raw := rawClient(t, srv.Addr)
+	assert.Equal(t, int64(1), raw.Exists(t.Context(), "gobreaker:state:gateway.example/qwen3").Val(), "named by the key")
+	assert.Equal(t, int64(1), raw.Exists(t.Context(), "gobreaker:state:gateway.example/llama").Val())
+
+	require.NoError(t, b.r.Do(t.Context(), b.call), "the zero Key is a key too")
+	assert.Equal(t, int64(1), raw.Exists(t.Context(), "gobreaker:state:").Val())
 }
