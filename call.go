@@ -375,10 +375,10 @@ func (r *Retrier) classify(err error) classify.Decision {
 	}
 	d := r.classifier(err)
 	switch {
-	case d.Verdict == classify.NoOpinion && r.p.Strict:
-		return classify.Strict(err)
-	case d.Verdict == classify.NoOpinion:
-		d = classify.General(err)
+	case d.Verdict == classify.NoOpinion && r.p.Strict: // only what is known to be transient
+		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonUnclassified}
+	case d.Verdict == classify.NoOpinion: // retried, reported as unclassified
+		d = classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
 	case d.Verdict == classify.Stop:
 		return d
 	}

@@ -380,7 +380,7 @@ func TestDoValue(t *testing.T) {
 
 func TestResultClassifier(t *testing.T) {
 	type completion struct{ content, finish string }
-	llm := classify.ResultFunc[completion](func(c completion) classify.Decision {
+	llm := func(c completion) classify.Decision {
 		if d := classify.Completion(c.content, c.finish); d.Verdict != classify.NoOpinion {
 			return d
 		}
@@ -388,7 +388,7 @@ func TestResultClassifier(t *testing.T) {
 			return classify.Decision{Verdict: classify.Retry, Reason: "truncated"}
 		}
 		return classify.Decision{}
-	})
+	}
 	run := func(t *testing.T, answers ...completion) (completion, int, error) {
 		calls := 0
 		v, _, err := retry.Value(t.Context(), exact(t), classify.CheckResult(func(ctx context.Context) (completion, error) {

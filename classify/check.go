@@ -13,7 +13,7 @@ import "context"
 // The types are checked by the compiler: f classifies exactly what op
 // returns. A nil op or f returns op unchanged (the retry loop reports a nil
 // op).
-func CheckResult[T any](op func(context.Context) (T, error), f ResultFunc[T]) func(context.Context) (T, error) {
+func CheckResult[T any](op func(context.Context) (T, error), f func(result T) Decision) func(context.Context) (T, error) {
 	if op == nil || f == nil {
 		return op
 	}

@@ -192,12 +192,6 @@ func TestChainTakesTheFirstOpinion(t *testing.T) {
 	assert.Equal(t, classify.Decision{}, classify.Chain()(errors.New("x")))
 }
 
-func TestFallbacks(t *testing.T) {
-	err := errors.New("what is this")
-	assert.Equal(t, classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}, classify.General(err))
-	assert.Equal(t, classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonUnclassified}, classify.Strict(err))
-}
-
 func TestResponseError(t *testing.T) {
 	assert.NoError(t, classify.ResponseError(nil))
 	assert.NoError(t, classify.ResponseError(&http.Response{StatusCode: 200}))

@@ -60,7 +60,6 @@ const (
 	ReasonRetriedInside     = "already retried by an inner loop"
 	ReasonUpstream          = "upstream error: the server already retried"
 	ReasonSpendCap          = "spend cap exceeded"
-	ReasonCooldown          = "cooling down"
 	ReasonCertificate       = "tls certificate rejected"
 	ReasonInvalidRequest    = "invalid request"
 	ReasonTooManyRedirects  = "too many redirects"
@@ -137,17 +136,4 @@ func Chain(fs ...Func) Func {
 		}
 		return Decision{}
 	}
-}
-
-// General is the fallback of the default mode: an error nothing recognised is
-// retried and reported as "unclassified" (see the package documentation for
-// what other libraries do).
-func General(error) Decision {
-	return Decision{Verdict: Retry, Reason: ReasonUnclassified}
-}
-
-// Strict is the fallback of strict mode, for calls that cost money: only
-// failures known to be transient are retried, so an unrecognised error stops.
-func Strict(error) Decision {
-	return Decision{Verdict: Stop, Reason: ReasonUnclassified}
 }

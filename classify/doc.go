@@ -9,8 +9,8 @@
 //
 // Classifiers compose with Chain: the first one with an opinion wins. The retry
 // package runs the caller's classifiers first, then Default, then a fallback
-// for what nobody recognised: General (retry it, reported as "unclassified")
-// or, in strict mode, Strict (stop).
+// for what nobody recognised: retry it, reported as "unclassified" (Reason
+// ReasonUnclassified), or, in strict mode (retry.Strict), stop.
 //
 // Default recognises the whole table of the source documents:
 //
@@ -53,7 +53,7 @@
 // The retry loop applies Final before the caller's classifiers too: an
 // error that an inner retry loop already gave up on is never retried again.
 //
-// A successful result can be classified too (ResultFunc): Completion encodes
+// A successful result can be classified too (CheckResult): Completion encodes
 // the rule that an LLM's empty content or content-filter finish is a final
 // answer, never retried.
 //
@@ -79,7 +79,7 @@
 //	| class 42 syntax error or access rule      | stop                                          |
 //	| other class 40 (40000, 40002)             | stop: the transaction was rolled back for a   |
 //	|                                           | reason a retry does not change                |
-//	| any other SQLSTATE                        | no opinion: General retries it, Strict stops  |
+//	| any other SQLSTATE                        | no opinion: retried, or stopped when strict   |
 //
 // A lost connection is marked Timeout because a statement outside a
 // transaction, or a COMMIT, may have taken effect before the connection went:
@@ -95,9 +95,10 @@
 // the few it knows to be hopeless; failsafe-go retries every error by default,
 // as do cenkalti/backoff (unless marked Permanent) and avast/retry-go (unless
 // marked Unrecoverable). The AWS SDKs' standard retryer does the opposite: an
-// error none of its checks recognises is not retried. General takes the first
-// side, because most unrecognised errors are an application's own transient
-// ones; Strict takes the second, for calls that cost money.
+// error none of its checks recognises is not retried. The retry loop takes the
+// first side by default, because most unrecognised errors are an
+// application's own transient ones; strict mode (retry.Strict) takes the
+// second, for calls that cost money.
 //
 // # Compared with go-retryablehttp and failsafehttp
 //

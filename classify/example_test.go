@@ -35,12 +35,12 @@ func ExampleChain() {
 		}
 		return classify.Decision{}
 	}
-	f := classify.Chain(quota, classify.Default, classify.Strict)
+	f := classify.Chain(quota, classify.Default)
 	fmt.Println(f(fmt.Errorf("charge: %w", errQuota)))
 	fmt.Println(f(errors.New("unknown")))
 	// Output:
 	// stop (quota)
-	// stop (unclassified)
+	// no opinion
 }
 
 func ExamplePermanent() {

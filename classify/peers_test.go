@@ -22,13 +22,13 @@ import (
 // ErrorPropagatedRetryPolicy, which decides the same) and of failsafe-go's
 // failsafehttp (NewRetryPolicyBuilder and its client tests): the failure each
 // peer saw, what each decided, and what the retry loop decides in its default
-// mode — Default, then General for what Default does not recognise.
+// mode — Default, then the general fallback for what Default does not recognise.
 //
 // Every row where we differ is a choice the package documentation explains
 // ("Compared with go-retryablehttp and failsafehttp").
 func TestWhatPeersDecide(t *testing.T) {
 	const retry, stop = "retry", "stop"
-	loop := classify.Chain(classify.Default, classify.General)
+	loop := classify.Chain(classify.Default, general)
 	tests := []struct {
 		name          string
 		err           error
@@ -91,4 +91,9 @@ func TestWhatPeersDecide(t *testing.T) {
 
 func decision(v classify.Verdict, reason string) classify.Decision {
 	return classify.Decision{Verdict: v, Reason: reason}
+}
+
+// general is the retry loop's fallback in its default mode.
+func general(error) classify.Decision {
+	return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
 }

@@ -13,7 +13,7 @@ var reasons = [...]string{
 	ReasonTooManyRequests, ReasonServerError, ReasonBadGateway, ReasonUnavailable,
 	ReasonGatewayTimeout, ReasonOtherServerError, ReasonNotImplemented, ReasonClientError,
 	ReasonContentFiltered, ReasonEmptyOutput, ReasonResultNotAccepted, ReasonRetriedInside,
-	ReasonUpstream, ReasonSpendCap, ReasonCooldown, ReasonCertificate, ReasonInvalidRequest,
+	ReasonUpstream, ReasonSpendCap, ReasonCertificate, ReasonInvalidRequest,
 	ReasonTooManyRedirects,
 	ReasonKeyInProgress, ReasonKeyReuse, ReasonNotRetained, ReasonStoredFailure, ReasonClaimLost,
 	ReasonSerialization, ReasonDeadlock, ReasonCompletionUnknown, ReasonSQLConnection,

@@ -1,9 +1,5 @@
 package classify
 
-// ResultFunc classifies a successful result. A Retry verdict makes the retry
-// loop treat the result as a failed attempt; Stop and NoOpinion accept it.
-type ResultFunc[T any] func(result T) Decision
-
 // Completion classifies an LLM completion by its content and finish reason.
 // An empty content or a "content_filter" finish is the model's final answer,
 // never worth retrying: Completion returns Stop for them, so that a chain

@@ -121,7 +121,7 @@ func TestABadThresholdIsNamed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v is refused, naming %s", tt.th, tt.field), func(t *testing.T) {
-			_, err := NewMonitor(new(Memory), MonitorConfig{Thresholds: tt.th})
+			_, err := NewMonitor(&memory{}, MonitorConfig{Thresholds: tt.th})
 			var inv *retry.InvalidError
 			if !errors.As(err, &inv) || inv.Name != tt.field {
 				t.Fatalf("NewMonitor = %v; want an *InvalidError naming %s", err, tt.field)

@@ -93,7 +93,7 @@ func checkReplay(name string, ctx context.Context, id string, to Enqueuer) error
 
 // checkCall, called first in each method of a queue, refuses bad arguments
 // before any work: the *retry.InvalidError of the call name (e.g.
-// "dlq.Memory.Get") if the queue is not ready — nil, or not made by its
+// "dlq.NewMemory.Get") if the queue is not ready — nil, or not made by its
 // constructor — or ctx is nil, or one of ids is empty; nil otherwise.
 func checkCall(name string, ready bool, ctx context.Context, ids ...string) error {
 	if !ready {

@@ -37,7 +37,7 @@
 //
 // # Queues
 //
-// Queue is the interface; Memory is the embedded, bounded implementation.
+// Queue is the interface; NewMemory returns the embedded, bounded implementation.
 // Durable ones are nested modules, so that importing this package brings in
 // no driver: github.com/retrykit/retry/dlq/sqlite (one machine, pure-Go
 // SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the

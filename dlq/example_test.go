@@ -20,7 +20,7 @@ import (
 
 func ExampleDo() {
 	r, _ := retry.New(retry.WithBackoff(backoff.Constant(time.Millisecond)))
-	q := new(dlq.Memory)
+	q := memQueue()
 	job := dlq.Job{ID: "msg-1", Source: "llm-jobs", Payload: []byte(`{"prompt":"hi"}`)}
 	process := func(context.Context) error { return &classify.StatusError{Code: http.StatusServiceUnavailable} }
 
@@ -41,7 +41,7 @@ func ExampleDo() {
 }
 
 func ExampleRecord() {
-	q := new(dlq.Memory)
+	q := memQueue()
 	job := dlq.Job{ID: "7", Source: "emails"}
 	err := retry.Do(context.Background(), func(context.Context) error {
 		return &classify.StatusError{Code: http.StatusUnauthorized}
@@ -85,7 +85,7 @@ func ExampleNewLetter_limited() {
 // of a policy.Stop, or "failed" for an error no retry loop returned.
 func ExampleFilter() {
 	ctx := context.Background()
-	q := new(dlq.Memory)
+	q := memQueue()
 	limited, _ := retry.New(retry.WithLimiter(limiter{}))
 	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "llm-jobs"}, limited.Do(ctx, func(context.Context) error { return nil }))
 	dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "llm-jobs"}, errors.New("boom"))
@@ -148,7 +148,7 @@ func ExampleGroupLetters() {
 
 func ExampleReplay() {
 	ctx := context.Background()
-	q := new(dlq.Memory)
+	q := memQueue()
 	for _, id := range []string{"1", "2"} {
 		dlq.Record(ctx, q, dlq.Job{ID: id, Source: "llm-jobs", Payload: []byte("job " + id)}, errors.New("model overloaded"))
 	}
@@ -166,11 +166,11 @@ func ExampleReplay() {
 	// 2 <nil> 0
 }
 
-func ExampleMemory() {
+func ExampleNewMemory_list() {
 	ctx := context.Background()
-	var q dlq.Memory // the zero Memory holds up to 10,000 letters
-	dlq.Record(ctx, &q, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("boom"))
-	dlq.Record(ctx, &q, dlq.Job{ID: "2", Source: "emails"}, errors.New("boom"))
+	q, _ := dlq.NewMemory(0) // 0: up to 10,000 letters
+	dlq.Record(ctx, q, dlq.Job{ID: "1", Source: "llm-jobs"}, errors.New("boom"))
+	dlq.Record(ctx, q, dlq.Job{ID: "2", Source: "emails"}, errors.New("boom"))
 
 	ls, _ := q.List(ctx, dlq.Filter{Source: "emails"})
 	for _, l := range ls {
@@ -180,7 +180,7 @@ func ExampleMemory() {
 }
 
 func ExampleThresholds() {
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+	m, _ := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{
 		// No size alert; an alert when more than 2 letters arrive within
 		// an hour, however many the queue held before.
 		Thresholds: dlq.Thresholds{Size: dlq.Off, Growth: 2, Window: time.Hour},
@@ -208,7 +208,7 @@ func ExampleNewMonitor() {
 			return a
 		},
 	}))
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+	m, _ := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{
 		Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
 		OnAlert: func(_ context.Context, a dlq.Alert) {
 			fmt.Printf("page the team: %v; top cause %q\n", a, a.Groups[0].Signature)
@@ -278,7 +278,7 @@ func ExampleLetter_Group() {
 }
 
 func ExampleMonitor_Watch() {
-	shared := new(dlq.Memory) // in a fleet: a Redis queue every worker writes to
+	shared := memQueue() // in a fleet: a Redis queue every worker writes to
 	for i := range 12 {
 		dlq.Record(context.Background(), shared, dlq.Job{ID: fmt.Sprint(i), Source: "s"}, errors.New("boom"))
 	}
@@ -312,7 +312,7 @@ func ExampleMonitorConfig() {
 			depth = e.Detail.(int)
 		}
 	})
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{Observer: o, Logger: slog.New(slog.DiscardHandler)})
+	m, _ := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{Observer: o, Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
 	r, _ := retry.New(retry.WithMaxAttempts(2), retry.WithBackoff(backoff.Constant(time.Millisecond)))
 	overloaded := func(context.Context) error { return &classify.StatusError{Code: http.StatusServiceUnavailable} }

@@ -37,12 +37,11 @@ func (s *spy) config() dlq.MonitorConfig {
 // TestEveryCallRefusesNilAndZeroArguments walks the package's functions and
 // methods with a nil or zero argument each: every one returns a
 // *retry.InvalidError, and none ran the job, enqueued, claimed, called a
-// hook or changed the queue. (Memory's Queue methods are walked by the
-// conformance suite's "invalid arguments" test too.)
+// hook or changed the queue. (The memory queue's methods are walked by the
+// conformance suite's "invalid arguments" test.)
 func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 	ctx := context.Background()
 	var nilCtx context.Context
-	var nilMemory *dlq.Memory
 	var zero dlq.Monitor
 	r, _ := retry.New(retry.WithMaxAttempts(1))
 	job := dlq.Job{ID: "7", Source: "llm-jobs"}
@@ -80,13 +79,6 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 			_, err := dlq.NewMonitor(q, dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: -2}, Observer: s})
 			return err
 		}},
-		{"a nil Memory's Put", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Put(ctx, l); return err }},
-		{"a nil Memory's Get", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Get(ctx, l.ID); return err }},
-		{"a nil Memory's List", func(s *spy, q dlq.Queue) error { _, err := nilMemory.List(ctx, f); return err }},
-		{"a nil Memory's Count", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Count(ctx, f); return err }},
-		{"a nil Memory's Replay", func(s *spy, q dlq.Queue) error { return nilMemory.Replay(ctx, l.ID, s) }},
-		{"a nil Memory's Discard", func(s *spy, q dlq.Queue) error { return nilMemory.Discard(ctx, l.ID) }},
-		{"a nil Memory's Purge", func(s *spy, q dlq.Queue) error { _, err := nilMemory.Purge(ctx, f); return err }},
 		{"the zero Monitor's Put", func(s *spy, q dlq.Queue) error { _, err := zero.Put(ctx, l); return err }},
 		{"the zero Monitor's Get", func(s *spy, q dlq.Queue) error { _, err := zero.Get(ctx, l.ID); return err }},
 		{"the zero Monitor's List", func(s *spy, q dlq.Queue) error { _, err := zero.List(ctx, f); return err }},
@@ -113,7 +105,7 @@ func TestEveryCallRefusesNilAndZeroArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused before any work", func(t *testing.T) {
 			var s spy
-			inner := new(dlq.Memory)
+			inner := memQueue()
 			if _, err := inner.Put(ctx, l); err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +158,7 @@ func TestCallsWithoutAnErrorNeverPanicOnZeroArguments(t *testing.T) {
 }
 
 func TestANilObserverFuncIsNoObserver(t *testing.T) {
-	m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{Observer: observe.Func(nil), Logger: slog.New(slog.DiscardHandler)})
+	m, err := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{Observer: observe.Func(nil), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 	l := Letter{ID: LetterID(job.Source, job.ID), Job: job, LastFailure: now.UTC()}
 	var rerr *retry.Error
 	if !errors.As(err, &rerr) {
-		d := classify.Chain(classify.Default, classify.General)(err)
+		d := classifyDefault(err)
 		l.StopReason, l.Attempts, l.FirstFailure = stopFailed, 1, l.LastFailure
 		l.Last = newFailure(1, err, d, 0)
 		l.Failures = []Failure{l.Last}
@@ -327,4 +327,13 @@ func (f Failure) validate(name string) error {
 		}
 	}
 	return nil
+}
+
+// classifyDefault classifies an error that did not come from a retry loop
+// as a Retrier with no options would: the built-in table, then unclassified.
+func classifyDefault(err error) classify.Decision {
+	if d := classify.Default(err); d.Verdict != classify.NoOpinion {
+		return d
+	}
+	return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
 }

@@ -11,18 +11,12 @@ import (
 	"github.com/retrykit/retry/internal/argerr"
 )
 
-// defaultMemoryLimit is how many letters a Memory queue holds when its
+// defaultMemoryLimit is how many letters a memory queue holds when its
 // limit is 0.
 const defaultMemoryLimit = 10_000
 
-// Memory is a Queue in the process's memory, bounded: beyond its limit Put
-// fails with ErrFull rather than drop a letter. It keeps letters encoded, so
-// it returns exactly what a durable queue would. Its letters die with the
-// process: use it for tests, tools and jobs that a restart redelivers.
-//
-// The zero Memory is an empty queue of at most 10,000 letters. It is safe
-// for concurrent use, and must not be copied after first use.
-type Memory struct {
+// memory is the Queue NewMemory returns.
+type memory struct {
 	mu      sync.Mutex
 	limit   int
 	seq     uint64 // order of first put
@@ -36,30 +30,34 @@ type memLetter struct {
 	claim string // the token of the replay holding it; "" for none
 }
 
-// NewMemory returns an empty Memory queue holding at most limit letters;
-// 0 means 10,000.
-func NewMemory(limit int) (*Memory, error) {
+// NewMemory returns an empty Queue in the process's memory, holding at most
+// limit letters (0 means 10,000): beyond its limit Put fails with ErrFull
+// rather than drop a letter. It keeps letters encoded, so it returns exactly
+// what a durable queue would. Its letters
+// die with the process: use it for tests, tools and jobs that a restart
+// redelivers. It is safe for concurrent use.
+func NewMemory(limit int) (Queue, error) {
 	if limit < 0 {
 		return nil, argerr.New("dlq.NewMemory", limit, "must not be negative (0 means 10,000)")
 	}
-	return &Memory{limit: limit}, nil
+	return &memory{limit: limit}, nil
 }
 
-func (m *Memory) max() int {
+func (m *memory) max() int {
 	if m.limit == 0 {
 		return defaultMemoryLimit
 	}
 	return m.limit
 }
 
-// check refuses a nil Memory, a nil context and an empty id, before any
+// check refuses a nil queue, a nil context and an empty id, before any
 // work.
-func (m *Memory) check(method string, ctx context.Context, ids ...string) error {
-	return checkCall("dlq.Memory."+method, m != nil, ctx, ids...)
+func (m *memory) check(method string, ctx context.Context, ids ...string) error {
+	return checkCall("dlq.NewMemory."+method, m != nil, ctx, ids...)
 }
 
 // Put stores l (see Queue).
-func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
+func (m *memory) Put(ctx context.Context, l Letter) (bool, error) {
 	if err := m.check("Put", ctx); err != nil {
 		return false, err
 	}
@@ -91,7 +89,7 @@ func (m *Memory) Put(ctx context.Context, l Letter) (bool, error) {
 }
 
 // Get returns the letter id (see Queue).
-func (m *Memory) Get(ctx context.Context, id string) (Letter, error) {
+func (m *memory) Get(ctx context.Context, id string) (Letter, error) {
 	if err := m.check("Get", ctx, id); err != nil {
 		return Letter{}, err
 	}
@@ -108,7 +106,7 @@ func (m *Memory) Get(ctx context.Context, id string) (Letter, error) {
 }
 
 // List returns the letters f selects, oldest first (see Queue).
-func (m *Memory) List(ctx context.Context, f Filter) ([]Letter, error) {
+func (m *memory) List(ctx context.Context, f Filter) ([]Letter, error) {
 	if err := m.check("List", ctx); err != nil {
 		return nil, err
 	}
@@ -116,7 +114,7 @@ func (m *Memory) List(ctx context.Context, f Filter) ([]Letter, error) {
 }
 
 // Count counts the letters f selects.
-func (m *Memory) Count(ctx context.Context, f Filter) (int, error) {
+func (m *memory) Count(ctx context.Context, f Filter) (int, error) {
 	if err := m.check("Count", ctx); err != nil {
 		return 0, err
 	}
@@ -124,7 +122,7 @@ func (m *Memory) Count(ctx context.Context, f Filter) (int, error) {
 	return len(ls), err
 }
 
-func (m *Memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error) {
+func (m *memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -161,7 +159,7 @@ func (m *Memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error
 
 // Replay hands the letter's job to to and removes the letter if to
 // succeeded (see Queue and ReplayClaimed). Its claims never lapse.
-func (m *Memory) Replay(ctx context.Context, id string, to Enqueuer) error {
+func (m *memory) Replay(ctx context.Context, id string, to Enqueuer) error {
 	if err := m.check("Replay", ctx); err != nil {
 		return err
 	}
@@ -171,8 +169,8 @@ func (m *Memory) Replay(ctx context.Context, id string, to Enqueuer) error {
 	return ReplayClaimed(ctx, memClaims{m}, id, to)
 }
 
-// memClaims is the Claimer of a Memory.
-type memClaims struct{ m *Memory }
+// memClaims is the Claimer of a memory queue.
+type memClaims struct{ m *memory }
 
 func (c memClaims) Claim(_ context.Context, id string) (Claim, error) {
 	c.m.mu.Lock()
@@ -210,7 +208,7 @@ func (c memClaims) Release(_ context.Context, cl Claim) error {
 }
 
 // Discard removes the letter id (see Queue).
-func (m *Memory) Discard(ctx context.Context, id string) error {
+func (m *memory) Discard(ctx context.Context, id string) error {
 	if err := m.check("Discard", ctx, id); err != nil {
 		return err
 	}
@@ -231,7 +229,7 @@ func (m *Memory) Discard(ctx context.Context, id string) error {
 }
 
 // Purge removes the letters f selects that no replay holds.
-func (m *Memory) Purge(ctx context.Context, f Filter) (int, error) {
+func (m *memory) Purge(ctx context.Context, f Filter) (int, error) {
 	if err := m.check("Purge", ctx); err != nil {
 		return 0, err
 	}

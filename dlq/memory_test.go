@@ -11,7 +11,7 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T) dlq.Queue { return new(dlq.Memory) })
+	queuetest.Run(t, func(t *testing.T) dlq.Queue { return memQueue() })
 }
 
 func TestMemoryIsBounded(t *testing.T) {

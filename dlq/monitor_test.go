@@ -33,7 +33,7 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log bytes.Buffer
 		var alerts []dlq.Alert
-		m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+		m, err := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{
 			OnAlert: func(_ context.Context, a dlq.Alert) { alerts = append(alerts, a) },
 			Logger:  logTo(&log),
 		})
@@ -75,7 +75,7 @@ func TestMonitorAlertsOncePerCrossingOnTheFakeClock(t *testing.T) {
 func TestMonitorGrowthAlertOnTheFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var alerts []string
-		m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+		m, _ := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: dlq.Off, Growth: 5, Window: 10 * time.Minute},
 			OnAlert:    func(_ context.Context, a dlq.Alert) { alerts = append(alerts, fmt.Sprint(a.Kind, " ", a.Firing)) },
 			Logger:     slog.New(slog.DiscardHandler),
@@ -96,8 +96,8 @@ func TestMonitorGrowthAlertOnTheFakeClock(t *testing.T) {
 
 func TestWatchSeesLettersOtherProcessesPut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared := new(dlq.Memory) // as a Redis queue is shared by a fleet
-		var alerts atomic.Int32   // the hook runs on Watch's goroutine
+		shared := memQueue()    // as a Redis queue is shared by a fleet
+		var alerts atomic.Int32 // the hook runs on Watch's goroutine
 		m, _ := dlq.NewMonitor(shared, dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: 2, Growth: dlq.Off},
 			OnAlert:    func(context.Context, dlq.Alert) { alerts.Add(1) },
@@ -128,13 +128,13 @@ func TestWatchSeesLettersOtherProcessesPut(t *testing.T) {
 }
 
 // failing is a Queue whose Count fails.
-type failing struct{ dlq.Memory }
+type failing struct{ dlq.Queue }
 
 func (*failing) Count(context.Context, dlq.Filter) (int, error) { return 0, errors.New("redis down") }
 
 func TestMonitorLogsWhenItCannotCount(t *testing.T) {
 	var log bytes.Buffer
-	m, _ := dlq.NewMonitor(new(failing), dlq.MonitorConfig{Logger: logTo(&log)})
+	m, _ := dlq.NewMonitor(&failing{memQueue()}, dlq.MonitorConfig{Logger: logTo(&log)})
 	if stored, err := m.Put(context.Background(), sample("a")); !stored || err != nil {
 		t.Fatalf("Put = %v, %v; a counting failure must not fail it", stored, err)
 	}
@@ -151,7 +151,7 @@ func TestNewMonitorValidates(t *testing.T) {
 		field string
 	}{
 		{"a nil queue", nil, dlq.MonitorConfig{}, "dlq.NewMonitor"},
-		{"a bad threshold", new(dlq.Memory), dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: -3}}, "dlq.Thresholds.Size"},
+		{"a bad threshold", memQueue(), dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: -3}}, "dlq.Thresholds.Size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestNewMonitorValidates(t *testing.T) {
 			}
 		})
 	}
-	m, _ := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{})
+	m, _ := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{})
 	if err := m.Watch(context.Background(), 0); !errors.Is(err, retry.ErrInvalid) {
 		t.Fatalf("Watch(0) = %v; want retry.ErrInvalid", err)
 	}
@@ -171,12 +171,12 @@ func TestNewMonitorValidates(t *testing.T) {
 // staleCount is a queue whose first Count reads the number of letters, then
 // takes a second to answer: a slow count, overtaken by a later one.
 type staleCount struct {
-	*dlq.Memory
+	dlq.Queue
 	calls atomic.Int32
 }
 
 func (q *staleCount) Count(ctx context.Context, f dlq.Filter) (int, error) {
-	n, err := q.Memory.Count(ctx, f)
+	n, err := q.Queue.Count(ctx, f)
 	if q.calls.Add(1) == 1 {
 		time.Sleep(time.Second)
 	}
@@ -185,7 +185,7 @@ func (q *staleCount) Count(ctx context.Context, f dlq.Filter) (int, error) {
 
 func TestConcurrentLettersDoNotMakeTheAlertFlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := &staleCount{Memory: new(dlq.Memory)}
+		q := &staleCount{Queue: memQueue()}
 		var alerts []string
 		m, err := dlq.NewMonitor(q, dlq.MonitorConfig{
 			Thresholds: dlq.Thresholds{Size: 3, Growth: dlq.Off},
@@ -197,7 +197,7 @@ func TestConcurrentLettersDoNotMakeTheAlertFlap(t *testing.T) {
 		}
 		ctx := context.Background()
 		for i := range 2 {
-			if _, err := q.Memory.Put(ctx, sample(fmt.Sprint(i))); err != nil {
+			if _, err := q.Queue.Put(ctx, sample(fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 		}

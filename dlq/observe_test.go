@@ -20,7 +20,7 @@ import (
 func TestTheObserverHearsEveryLetterReplayAndCount(t *testing.T) {
 	ctx := context.Background()
 	var events []string
-	m, err := dlq.NewMonitor(new(dlq.Memory), dlq.MonitorConfig{
+	m, err := dlq.NewMonitor(memQueue(), dlq.MonitorConfig{
 		Thresholds: dlq.Thresholds{Size: 1, Growth: dlq.Off},
 		OnAlert: func(_ context.Context, a dlq.Alert) {
 			events = append(events, fmt.Sprint("alert ", a.Kind, " ", a.Firing))
@@ -64,7 +64,7 @@ func TestTheObserverHearsEveryLetterReplayAndCount(t *testing.T) {
 
 // lapsing is a queue whose replays report ErrClaimLapsed for one letter.
 type lapsing struct {
-	dlq.Memory
+	dlq.Queue
 	id string
 }
 
@@ -72,12 +72,12 @@ func (q *lapsing) Replay(ctx context.Context, id string, to dlq.Enqueuer) error 
 	if id == q.id {
 		return fmt.Errorf("dlq: replay %s: the job was enqueued, but: %w", id, dlq.ErrClaimLapsed)
 	}
-	return q.Memory.Replay(ctx, id, to)
+	return q.Queue.Replay(ctx, id, to)
 }
 
 func TestReplayReportsALapsedClaimApart(t *testing.T) {
 	ctx := context.Background()
-	q := &lapsing{id: dlq.LetterID("test", "b")}
+	q := &lapsing{Queue: memQueue(), id: dlq.LetterID("test", "b")}
 	for _, id := range []string{"a", "b", "c"} {
 		q.Put(ctx, sample(id))
 	}

@@ -34,7 +34,7 @@ func TestRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q := new(dlq.Memory)
+			q := memQueue()
 			err := dlq.Record(context.Background(), q, job, tt.err)
 			if got := errors.Is(err, dlq.ErrDeadLettered); got != tt.wantDead {
 				t.Fatalf("Record = %v; dead-lettered %v, want %v", err, got, tt.wantDead)
@@ -67,7 +67,7 @@ func TestRecordThatCannotStoreSaysSoAndKeepsBothErrors(t *testing.T) {
 }
 
 func TestRecordSaysWhatHappened(t *testing.T) {
-	q := new(dlq.Memory)
+	q := memQueue()
 	e := exhausted(1, errors.New("boom"))
 	e.Stop = policy.StopBudget
 	id := dlq.LetterID("s", "7")
@@ -85,7 +85,7 @@ func TestDoRefusesARetrierThatCannotRunAndStoresNothing(t *testing.T) {
 	bad, _ := retry.New(retry.WithMaxAttempts(0)) // nil today; a Retrier that refuses every call tomorrow
 	for name, r := range map[string]*retry.Retrier{"a nil Retrier": nil, "a Retrier with a bad option": bad} {
 		t.Run(name, func(t *testing.T) {
-			q := new(dlq.Memory)
+			q := memQueue()
 			calls := 0
 			err := dlq.Do(context.Background(), r, q, dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
 				calls++
@@ -104,7 +104,7 @@ func TestDoRefusesARetrierThatCannotRunAndStoresNothing(t *testing.T) {
 func TestDoWithTheDefaultRetrier(t *testing.T) {
 	r, _ := retry.New()
 	calls := 0
-	err := dlq.Do(context.Background(), r, new(dlq.Memory), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
+	err := dlq.Do(context.Background(), r, memQueue(), dlq.Job{ID: "1", Source: "s"}, func(context.Context) error {
 		calls++
 		return classify.Permanent(errors.New("validation failed"))
 	})

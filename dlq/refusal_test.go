@@ -27,7 +27,7 @@ func TestACallTheLimiterRefusedIsDeadLettered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := new(dlq.Memory)
+	q := memQueue()
 	job := dlq.Job{ID: "7", Source: "llm-jobs", Payload: []byte("p")}
 	calls := 0
 	err = dlq.Do(context.Background(), r, q, job, func(context.Context) error { calls++; return nil })
@@ -54,7 +54,7 @@ func TestACallTheBreakerRefusedIsDeadLettered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := new(dlq.Memory)
+	q := memQueue()
 	ctx := context.Background()
 	calls := 0
 	op := func(context.Context) error { calls++; return errors.New("upstream down") }

@@ -39,7 +39,7 @@
 //
 // Store is four atomic transitions: Claim, Extend, Complete, Release, on
 // keys that belong to a scope (StoreKey; Do and Once use the empty one).
-// MemoryStore is the bounded, expiring, in-process store: it bounds what
+// NewMemoryStore returns the bounded, expiring, in-process store: it bounds what
 // each scope holds, and refuses rather than forget a record before it
 // expires. The Redis and PostgreSQL stores are in the nested modules
 // github.com/retrykit/retry/idempotency/redis and …/idempotency/postgres, so

@@ -106,7 +106,8 @@ func ExampleNewMemoryStore() {
 		MaxBytes:   16 << 20,
 		ScopeShare: 0.25, // each client may hold a quarter of it
 	})
-	fmt.Println(store.Len(), err)
+	held := store.(interface{ Len() int }) // the records it holds, for tests and metrics
+	fmt.Println(held.Len(), err)
 	_, err = idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxEntries: -1})
 	fmt.Println(err)
 	// Output:

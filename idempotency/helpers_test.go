@@ -23,17 +23,24 @@ const (
 	headerReplayOf = "Idempotent-Replay-Of"
 )
 
+// memStore is what the memory store is: a Store, a Waiter, and its Len.
+type memStore interface {
+	idempotency.Store
+	idempotency.Waiter
+	Len() int
+}
+
 // newMemory returns a memory store with the default bounds.
-func newMemory(t testing.TB) *idempotency.MemoryStore {
+func newMemory(t testing.TB) memStore {
 	return newBounded(t, idempotency.MemoryConfig{})
 }
 
 // newBounded returns a memory store bounded as c says.
-func newBounded(t testing.TB, c idempotency.MemoryConfig) *idempotency.MemoryStore {
+func newBounded(t testing.TB, c idempotency.MemoryConfig) memStore {
 	t.Helper()
 	s, err := idempotency.NewMemoryStore(c)
 	require.NoError(t, err)
-	return s
+	return s.(memStore)
 }
 
 // polled hides the memory store's Waiter, so that callers poll it as they

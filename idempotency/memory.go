@@ -27,28 +27,8 @@ const entryOverhead = 128
 // shardCount is the number of locks the store's keys are spread over.
 const shardCount = 16
 
-// MemoryStore is the in-process Store: bounded, expiring, and sharded so
-// that calls with different keys rarely contend. It suits one process, and
-// tests; processes that share keys need a shared store (the Redis store in
-// github.com/retrykit/retry/idempotency/redis).
-//
-// It holds at most MemoryConfig.MaxEntries records and about
-// MemoryConfig.MaxBytes bytes, and each non-empty scope — each client of the
-// middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
-// by default), so that one client cannot take the room of the others. It
-// never drops a record before it expires, since a forgotten record lets a
-// retry run its work again: when there is no room, it refuses. A claim over its scope's share fails with ErrScopeFull (the
-// middleware answers 429), a claim in a full store with ErrFull (503), and a
-// result that does not fit with ErrTooLarge, after which Do and the
-// middleware record it as not retained. The empty scope, which Do and Once
-// use, has no share: only the store's bounds. Expired records are dropped
-// when they are met or when room is needed.
-//
-// Time is read with time.Now, so tests run it on testing/synctest's fake
-// clock. It implements Waiter: a caller waiting for a key in progress wakes
-// when the claim ends. It is safe for concurrent use; its zero value is not
-// usable — call NewMemoryStore.
-type MemoryStore struct {
+// memoryStore is the Store NewMemoryStore returns.
+type memoryStore struct {
 	shards [shardCount]memShard
 	seed   maphash.Seed
 	room   room
@@ -98,15 +78,37 @@ func (c MemoryConfig) withDefaults() (MemoryConfig, error) {
 	return c, nil
 }
 
-// NewMemoryStore returns an empty store bounded as c says, or a
-// *retry.InvalidError naming a bad field of c.
-func NewMemoryStore(c MemoryConfig) (*MemoryStore, error) {
+// NewMemoryStore returns an empty in-process Store, bounded as c says, or a
+// *retry.InvalidError naming a bad field of c. The store is bounded,
+// expiring, and sharded so that calls with different keys rarely contend. It
+// suits one process, and tests; processes that share keys need a shared
+// store (the Redis store in github.com/retrykit/retry/idempotency/redis).
+//
+// It holds at most MemoryConfig.MaxEntries records and about
+// MemoryConfig.MaxBytes bytes, and each non-empty scope — each client of the
+// middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
+// by default), so that one client cannot take the room of the others. It
+// never drops a record before it expires, since a forgotten record lets a
+// retry run its work again: when there is no room, it refuses. A claim over
+// its scope's share fails with ErrScopeFull (the middleware answers 429), a
+// claim in a full store with ErrFull (503), and a
+// result that does not fit with ErrTooLarge, after which Do and the
+// middleware record it as not retained. The empty scope, which Do and Once
+// use, has no share: only the store's bounds. Expired records are dropped
+// when they are met or when room is needed.
+//
+// Time is read with time.Now, so tests run it on testing/synctest's fake
+// clock. It implements Waiter: a caller waiting for a key in progress wakes
+// when the claim ends. It is safe for concurrent use, and has a method
+// Len() int, the records it holds (expired ones not yet dropped included),
+// for tests and metrics.
+func NewMemoryStore(c MemoryConfig) (Store, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	entries, bytes := int64(c.MaxEntries), c.MaxBytes
-	s := &MemoryStore{seed: maphash.MakeSeed(), room: room{
+	s := &memoryStore{seed: maphash.MakeSeed(), room: room{
 		maxEntries: entries, maxBytes: bytes, scopes: make(map[string]usage),
 		scopeEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
 		scopeBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
@@ -119,8 +121,8 @@ func NewMemoryStore(c MemoryConfig) (*MemoryStore, error) {
 }
 
 // Len returns the number of records held, expired ones not yet dropped
-// included; 0 for a store not made by NewMemoryStore.
-func (s *MemoryStore) Len() int {
+// included.
+func (s *memoryStore) Len() int {
 	if s == nil || s.room.maxEntries == 0 {
 		return 0
 	}
@@ -135,7 +137,7 @@ func (s *MemoryStore) Len() int {
 }
 
 // Claim implements Store.
-func (s *MemoryStore) Claim(ctx context.Context, key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
+func (s *memoryStore) Claim(ctx context.Context, key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
 	if err := s.check("Claim", ctx, key, lease); err != nil {
 		return Record{}, false, err
 	}
@@ -150,7 +152,7 @@ func (s *MemoryStore) Claim(ctx context.Context, key StoreKey, rec Record, lease
 }
 
 // claim is Claim once its arguments are checked.
-func (s *MemoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
+func (s *memoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Record, bool, error) {
 	now := time.Now()
 	sh := s.shard(key)
 	sh.mu.Lock()
@@ -168,7 +170,7 @@ func (s *MemoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Reco
 }
 
 // Extend implements Store.
-func (s *MemoryStore) Extend(ctx context.Context, key StoreKey, token string, lease time.Duration) error {
+func (s *memoryStore) Extend(ctx context.Context, key StoreKey, token string, lease time.Duration) error {
 	if err := s.check("Extend", ctx, key, lease); err != nil {
 		return err
 	}
@@ -180,7 +182,7 @@ func (s *MemoryStore) Extend(ctx context.Context, key StoreKey, token string, le
 }
 
 // Complete implements Store.
-func (s *MemoryStore) Complete(ctx context.Context, key StoreKey, rec Record, retention time.Duration) error {
+func (s *memoryStore) Complete(ctx context.Context, key StoreKey, rec Record, retention time.Duration) error {
 	if err := s.check("Complete", ctx, key, retention); err != nil {
 		return err
 	}
@@ -202,14 +204,14 @@ func (s *MemoryStore) Complete(ctx context.Context, key StoreKey, rec Record, re
 }
 
 // complete is Complete once its arguments are checked.
-func (s *MemoryStore) complete(key StoreKey, rec Record, size int64, retention time.Duration) error {
+func (s *memoryStore) complete(key StoreKey, rec Record, size int64, retention time.Duration) error {
 	return s.holding(key, rec.Token, time.Now(), func(sh *memShard, e *memEntry, now time.Time) error {
 		return sh.finish(e, rec, size, now.Add(retention))
 	})
 }
 
 // Release implements Store.
-func (s *MemoryStore) Release(ctx context.Context, key StoreKey, token string) error {
+func (s *memoryStore) Release(ctx context.Context, key StoreKey, token string) error {
 	if err := s.check("Release", ctx, key, time.Millisecond); err != nil {
 		return err
 	}
@@ -220,7 +222,7 @@ func (s *MemoryStore) Release(ctx context.Context, key StoreKey, token string) e
 }
 
 // Wait implements Waiter.
-func (s *MemoryStore) Wait(ctx context.Context, key StoreKey) error {
+func (s *memoryStore) Wait(ctx context.Context, key StoreKey) error {
 	if err := s.check("Wait", ctx, key, time.Millisecond); err != nil {
 		return err
 	}
@@ -247,7 +249,7 @@ func (s *MemoryStore) Wait(ctx context.Context, key StoreKey) error {
 
 // check refuses a call on a store not made by NewMemoryStore and bad
 // arguments, and returns the context's error if it is done.
-func (s *MemoryStore) check(method string, ctx context.Context, key StoreKey, d time.Duration) error {
+func (s *memoryStore) check(method string, ctx context.Context, key StoreKey, d time.Duration) error {
 	var value any
 	var reason string
 	switch {
@@ -262,16 +264,16 @@ func (s *MemoryStore) check(method string, ctx context.Context, key StoreKey, d 
 	default:
 		return ctx.Err()
 	}
-	return argerr.New("idempotency.MemoryStore."+method, value, reason)
+	return argerr.New("idempotency.NewMemoryStore."+method, value, reason)
 }
 
-func (s *MemoryStore) shard(key StoreKey) *memShard {
+func (s *memoryStore) shard(key StoreKey) *memShard {
 	return &s.shards[maphash.Comparable(s.seed, key)%shardCount]
 }
 
 // holding runs f, under its shard's lock, on the live claim of key held with
 // token; a claim that is gone, finished or another's is ErrClaimLost.
-func (s *MemoryStore) holding(key StoreKey, token string, now time.Time, f func(*memShard, *memEntry, time.Time) error) error {
+func (s *memoryStore) holding(key StoreKey, token string, now time.Time, f func(*memShard, *memEntry, time.Time) error) error {
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -285,7 +287,7 @@ func (s *MemoryStore) holding(key StoreKey, token string, now time.Time, f func(
 // roomMade reports whether err refused a call for want of room and a sweep
 // then dropped expired records: worth trying the call once more. (The call
 // cannot sweep itself: it holds one shard's lock.)
-func (s *MemoryStore) roomMade(err error) bool {
+func (s *memoryStore) roomMade(err error) bool {
 	now := time.Now()
 	return noRoom(err) && now.UnixNano() >= s.earliest.Load() && s.sweep(now)
 }
@@ -294,7 +296,7 @@ func noRoom(err error) bool { return err == ErrFull || err == ErrScopeFull }
 
 // sweep drops the expired records of every shard, and reports whether there
 // were any.
-func (s *MemoryStore) sweep(now time.Time) bool {
+func (s *memoryStore) sweep(now time.Time) bool {
 	// Entries added from now on lower earliest themselves; those already
 	// in a shard lower it when the sweep visits the shard.
 	s.earliest.Store(math.MaxInt64)
@@ -314,7 +316,7 @@ func badRecord(method string, rec Record, err error) error {
 	if err != nil {
 		return err
 	}
-	return argerr.New("idempotency.MemoryStore."+method, rec.Status, method+" does not take a record with this status")
+	return argerr.New("idempotency.NewMemoryStore."+method, rec.Status, method+" does not take a record with this status")
 }
 
 func cloneRecord(r Record) Record {

@@ -178,28 +178,12 @@ func TestNewMemoryStoreRejectsBadBounds(t *testing.T) {
 func TestTheZeroMemoryConfigMeansTheDefaults(t *testing.T) {
 	zero := newMemory(t)
 	explicit := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100_000, MaxBytes: 64 << 20, ScopeShare: 0.1})
-	for name, s := range map[string]*idempotency.MemoryStore{"the zero config": zero, "the defaults spelt out": explicit} {
+	for name, s := range map[string]memStore{"the zero config": zero, "the defaults spelt out": explicit} {
 		t.Run(name+" lets a scope hold 10,000 records, not one more", func(t *testing.T) {
 			for i := range 10_000 {
 				require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: fmt.Sprint(i)}, "t", time.Minute))
 			}
 			require.ErrorIs(t, claim(t, s, idempotency.StoreKey{Scope: "a", Key: "more"}, "t", time.Minute), idempotency.ErrScopeFull)
-		})
-	}
-}
-
-func TestStoresNotMadeByTheirConstructorAreErrorsNotPanics(t *testing.T) {
-	for name, s := range map[string]*idempotency.MemoryStore{"the zero MemoryStore": {}, "a nil MemoryStore": nil} {
-		t.Run(name, func(t *testing.T) {
-			_, _, err := s.Claim(t.Context(), sk("k"), idempotency.Record{Status: idempotency.InProgress, Token: "t"}, time.Minute)
-			require.ErrorIs(t, err, retry.ErrInvalid)
-			require.ErrorIs(t, s.Extend(t.Context(), sk("k"), "t", time.Minute), retry.ErrInvalid)
-			require.ErrorIs(t, s.Complete(t.Context(), sk("k"), idempotency.Record{Status: idempotency.Succeeded, Token: "t"}, time.Minute), retry.ErrInvalid)
-			require.ErrorIs(t, s.Release(t.Context(), sk("k"), "t"), retry.ErrInvalid)
-			require.ErrorIs(t, s.Wait(t.Context(), sk("k")), retry.ErrInvalid)
-			assert.Zero(t, s.Len())
-			_, err = idempotency.Do(t.Context(), s, "k", fp, (&counter{}).fn)
-			require.ErrorIs(t, err, idempotency.ErrStore)
 		})
 	}
 }

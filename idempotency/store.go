@@ -12,7 +12,7 @@ import (
 // each request's key in its client's scope (see WithScope), so that a client
 // can neither replay another's response nor learn that another used a key.
 // Do and Once use the empty scope; a store may bound what each non-empty
-// scope holds (MemoryStore does), so that one client cannot take the room of
+// scope holds (the memory store does), so that one client cannot take the room of
 // others.
 type StoreKey struct {
 	Scope string // the client's partition; "" for Do, Once and a single-tenant middleware
@@ -71,7 +71,7 @@ type Store interface {
 
 // Waiter is implemented by a Store that can tell when a claim ends, so that a
 // caller waiting for an execution in progress wakes when it finishes instead
-// of polling. (*MemoryStore implements it; stores without it are polled.)
+// of polling. (The memory store implements it; stores without it are polled.)
 type Waiter interface {
 	// Wait returns nil once the claim that key holds at the call has ended —
 	// completed, released or expired — at once if key holds no live claim,

@@ -13,7 +13,6 @@
 //	| Decorrelated    | min(MaxDelay, uniform in [Base, 3*prev)) | AWS's formula; grows from the last delay |
 //	| Proportional(f) | uniform in [d*(1-f), d*(1+f))            | cenkalti/backoff's randomization factor  |
 //	| None            | d                                        | tests and schedules that must be exact   |
-//	| Func(f)         | f(d, prev, r)                            | nil: invalid (Validate), returns d       |
 //
 // The formulas are those of the AWS Architecture Blog post "Exponential
 // Backoff And Jitter" (2015); Proportional is cenkalti/backoff's

@@ -19,26 +19,6 @@ type Jitter interface {
 	Apply(d, prev time.Duration, r uint64) time.Duration
 }
 
-// Func adapts an ordinary function to the Jitter interface. A nil Func is
-// invalid (Validate reports it) and returns the nominal delay unchanged.
-type Func func(d, prev time.Duration, r uint64) time.Duration
-
-// Apply returns f(d, prev, r), or d for a nil f.
-func (f Func) Apply(d, prev time.Duration, r uint64) time.Duration {
-	if f == nil {
-		return d
-	}
-	return f(d, prev, r)
-}
-
-// Validate reports a nil function.
-func (f Func) Validate() error {
-	if f == nil {
-		return argerr.New("jitter.Func", nil, "must not be nil")
-	}
-	return nil
-}
-
 // None returns the nominal delay unchanged.
 type None struct{}
 

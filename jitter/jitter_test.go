@@ -135,11 +135,9 @@ func TestValidate(t *testing.T) {
 		{"NaN proportional", jitter.Proportional(math.NaN()), "jitter.Proportional(NaN): must be in [0, 1]"},
 		{"decorrelated negative base", jitter.Decorrelated{Base: -1}, "jitter.Decorrelated.Base = -1ns: must not be negative"},
 		{"decorrelated cap below base", jitter.Decorrelated{Base: ms, MaxDelay: 1}, "jitter.Decorrelated.MaxDelay = 1ns: must be 0 (no cap) or at least Base (1ms)"},
-		{"a nil func", jitter.Func(nil), "jitter.Func(<nil>): must not be nil"},
 		{"a nil seeded source", (*jitter.Seeded)(nil), "jitter.Seeded(<nil>): must be made by NewSeeded"},
 		{"proportional one", jitter.Proportional(1), ""},
 		{"decorrelated zero", jitter.Decorrelated{}, ""},
-		{"a func", jitter.Func(func(d, _ time.Duration, _ uint64) time.Duration { return d }), ""},
 		{"a seeded source", jitter.NewSeeded(1), ""},
 		{"the zero seeded source", new(jitter.Seeded), ""},
 	}
@@ -163,7 +161,6 @@ func TestZeroAndNilValuesDoNotPanic(t *testing.T) {
 		j    jitter.Jitter
 		want time.Duration
 	}{
-		{"a nil func returns the nominal delay", jitter.Func(nil), d},
 		{"the zero proportional is exact", jitter.Proportional(0), d},
 		{"the zero decorrelated starts at the nominal delay", jitter.Decorrelated{}, d},
 	}

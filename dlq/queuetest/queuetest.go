@@ -133,7 +133,7 @@ func full(source, id string) dlq.Letter {
 // attempts that failed with err.
 func letter(t *testing.T, source, id string, at time.Time, err error) dlq.Letter {
 	t.Helper()
-	d := classify.Chain(classify.Default, classify.General)(err)
+	d := classifyDefault(err)
 	rerr := &retry.Error{Stats: retry.Stats{Attempts: 3, Waited: 3 * time.Millisecond, Elapsed: 5 * time.Millisecond},
 		Stop: policy.StopAttempts, Reason: retry.ErrExhausted, Last: err, Decision: d,
 		Failures: []retry.Failure{{Attempt: 1, Err: err, Decision: d, Delay: time.Millisecond},
@@ -778,4 +778,13 @@ func testInvalidArguments(t *testing.T, q dlq.Queue) {
 	if err := q.Discard(ctx, l.ID); err != nil {
 		t.Fatalf("Discard after the refused calls = %v; want the letter unclaimed", err)
 	}
+}
+
+// classifyDefault classifies an error that did not come from a retry loop
+// as a Retrier with no options would: the built-in table, then unclassified.
+func classifyDefault(err error) classify.Decision {
+	if d := classify.Default(err); d.Verdict != classify.NoOpinion {
+		return d
+	}
+	return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
 }

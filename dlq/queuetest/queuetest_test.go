@@ -9,5 +9,11 @@ import (
 
 // The suite checks itself against the reference implementation.
 func TestRunPassesOnTheMemoryQueue(t *testing.T) {
-	queuetest.Run(t, func(*testing.T) dlq.Queue { return new(dlq.Memory) })
+	queuetest.Run(t, func(t *testing.T) dlq.Queue {
+		q, err := dlq.NewMemory(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	})
 }
