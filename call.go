@@ -28,8 +28,8 @@ func monoNow() time.Duration { return time.Since(epoch) }
 // DoTwoRetries makes 0 allocations with them, and 2 (320 B) with a slice grown
 // from the first failure.
 const (
-	inlineFailures = 8 // failures a call records without allocating
-	inlineClasses  = 4 // limited classes a call counts without allocating
+	inlineFailures = 3 // failures a call records without allocating: as many as the default policy allows
+	inlineClasses  = 2 // limited classes a call counts without allocating
 )
 
 // classCount counts a call's failures of one class with a Limit.
@@ -274,6 +274,9 @@ func (c *call) admitted(a admission, idle bool) {
 // them, and takes what they granted. It reports false when a stage refused
 // the attempt: the call stops.
 func (c *call) admit() (admission, bool) {
+	if !c.r.gated {
+		return admission{}, true
+	}
 	a := c.gate(c.ctx, false)
 	if a.stop != policy.Continue {
 		c.refused(a)
@@ -317,14 +320,8 @@ func (c *call) record(n int, err error, p breaker.Permit, lost bool) classify.De
 	d := c.r.classify(err)
 	now := monoNow()
 	c.fails(Failure{Attempt: n, Err: err, Decision: d, mono: now})
-	switch {
-	case lost:
-		c.tell(n, budget.Other, limit.Outcome{Result: limit.Other}, p, breaker.Excluded)
-	case c.ctx.Err() != nil: // the caller gave up: nothing learnt of the dependency
-		c.tell(n, budget.Other, limit.OutcomeOf(err, d), p, breaker.Excluded)
-	default:
-		c.tell(n, outcome(d), limit.OutcomeOf(err, d), p, breakerOutcome(err, d))
-		c.r.cooldowns.Observe(c.ctx, c.key, err, d, c.r.obs)
+	if c.r.staged {
+		c.failed(n, err, d, p, lost)
 	}
 	if !lost {
 		c.last, c.lastErr, c.decided = d, err, now
@@ -335,11 +332,26 @@ func (c *call) record(n int, err error, p breaker.Permit, lost bool) classify.De
 	return d
 }
 
+// failed tells the stages of attempt n's failure, classified d.
+func (c *call) failed(n int, err error, d classify.Decision, p breaker.Permit, lost bool) {
+	switch {
+	case lost:
+		c.tell(n, budget.Other, limit.Outcome{Result: limit.Other}, p, breaker.Excluded)
+	case c.ctx.Err() != nil: // the caller gave up: nothing learnt of the dependency
+		c.tell(n, budget.Other, limit.OutcomeOf(err, d), p, breaker.Excluded)
+	default:
+		c.tell(n, outcome(d), limit.OutcomeOf(err, d), p, breakerOutcome(err, d))
+		c.r.cooldowns.Observe(c.ctx, c.key, err, d, c.r.obs)
+	}
+}
+
 // succeeded records attempt n's success. A success after another attempt
 // won is a loser whose result is discarded: the server took it, but the
 // observer hears of it as cancelled, so that it counts one success per call.
 func (c *call) succeeded(n int, p breaker.Permit, lost bool) {
-	c.tell(n, budget.Succeeded, limit.Outcome{Result: limit.Accepted}, p, nil)
+	if c.r.staged {
+		c.tell(n, budget.Succeeded, limit.Outcome{Result: limit.Accepted}, p, nil)
+	}
 	if c.r.obs != nil {
 		var reported error
 		if lost {
@@ -363,23 +375,32 @@ func (c *call) tell(n int, b budget.Outcome, l limit.Outcome, p breaker.Permit, 
 
 // classify returns the decision the Retrier makes about err: Stop for an
 // error an inner loop already gave up on (retry in one layer); then the
-// caller's classifiers and the built-ins; then the general or strict
-// fallback; and last, what the server said (classify.Server), which no
-// classifier overrides: a server's "do not retry" stops, and its wait is
-// the shortest wait.
+// caller's classifiers, over which what the server said (classify.Server)
+// prevails — its "do not retry" stops, its wait is the shortest wait; then
+// the built-ins, which apply it themselves; then the general or strict
+// fallback.
 func (r *Retrier) classify(err error) classify.Decision {
-	if !r.plain { // classify.Default applies Final first; a caller's classifiers run before it
+	if r.classifier != nil { // classify.Default applies Final first; a caller's classifiers run before it
 		if d := classify.Final(err); d.Verdict != classify.NoOpinion {
 			return d
 		}
+		if d := r.classifier(err); d.Verdict != classify.NoOpinion {
+			return server(err, d)
+		}
 	}
-	d := r.classifier(err)
+	d := defaultChain(err)
 	switch {
 	case d.Verdict == classify.NoOpinion && r.p.Strict: // only what is known to be transient
 		return classify.Decision{Verdict: classify.Stop, Reason: classify.ReasonUnclassified}
 	case d.Verdict == classify.NoOpinion: // retried, reported as unclassified
-		d = classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
-	case d.Verdict == classify.Stop:
+		return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified, RetryAfter: d.RetryAfter}
+	}
+	return d
+}
+
+// server applies what the server said about err to a caller's decision d.
+func server(err error, d classify.Decision) classify.Decision {
+	if d.Verdict != classify.Retry {
 		return d
 	}
 	switch s := classify.Server(err); {
@@ -535,7 +556,10 @@ func (c *call) emit(e observe.Event) {
 // end finishes the call: it tells the breaker around it how the call went,
 // reports the Stats if asked, and returns nil or the *Error.
 func (c *call) end(st *Stats) error {
-	c.release(c.outcome())
+	c.stopTimer()
+	if c.r.breakers != nil {
+		c.release(c.outcome())
+	}
 	if c.stats.Winner > 0 && st == nil {
 		return nil // nobody asked for Elapsed
 	}

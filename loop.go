@@ -39,7 +39,6 @@ func (r *Retrier) resume(ctx context.Context, op func(context.Context) error, er
 // loop makes the call's attempts, from a failure err to decide on (nil to
 // begin with an attempt), until one succeeds or the call stops.
 func (c *call) loop(op func(context.Context) error, err error, st *Stats) error {
-	defer c.stopTimer()
 	for {
 		if err != nil {
 			if c.deferred() {
@@ -73,7 +72,10 @@ func (c *call) loop(op func(context.Context) error, err error, st *Stats) error 
 // deferTo ends a call nested in an Outermost loop's operation after its one
 // attempt: the error goes back as it is, for the outer loop to classify.
 func (c *call) deferTo(err error, st *Stats) error {
-	c.release(c.outcome())
+	c.stopTimer()
+	if c.r.breakers != nil {
+		c.release(c.outcome())
+	}
 	if st != nil {
 		c.stats.Elapsed = monoNow() - c.start
 		*st = c.stats

@@ -25,7 +25,7 @@ import (
 type Retrier struct {
 	c          config // what it was built from, for With
 	p          policy.Policy
-	classifier classify.Func
+	classifier classify.Func    // the caller's classifiers, chained; nil: none
 	obs        observe.Observer // every observer, joined; nil: none
 	src        jitter.Source
 	budget     budget.Budget      // shared with other calls and Retriers; nil: none
@@ -34,7 +34,8 @@ type Retrier struct {
 	cooldowns  *breaker.Cooldowns // shared likewise; nil: none
 	err        *InvalidError      // New refused the options: every call returns it
 	outermost  bool               // this loop retries for loops nested in its operation
-	plain      bool               // classify is the built-in chain alone
+	gated      bool               // a stage comes before each attempt: cooldowns, breakers per attempt, a limiter
+	staged     bool               // a stage hears of each attempt: a budget, a limiter, breakers, cooldowns
 	fast       bool               // nothing to do around a first attempt but call it
 	built      bool
 }
@@ -98,10 +99,11 @@ func build(c config) *Retrier {
 	if r.src == nil {
 		r.src = jitter.Runtime{}
 	}
-	r.classifier, r.plain = defaultChain, len(c.classifiers) == 0
-	if !r.plain {
-		r.classifier = classify.Chain(append(c.classifiers, defaultChain)...)
+	if len(c.classifiers) > 0 {
+		r.classifier = classify.Chain(c.classifiers...)
 	}
+	r.gated = r.cooldowns != nil || r.breakers.PerAttempt() || r.limiter != nil
+	r.staged = r.budget != nil || r.limiter != nil || r.breakers != nil || r.cooldowns != nil
 	r.fast = r.obs == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && r.limiter == nil &&
 		!r.outermost && r.breakers == nil && r.cooldowns == nil
 	return r

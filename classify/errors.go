@@ -41,16 +41,23 @@ func WithRetryAfter(err error, d time.Duration) error {
 }
 
 // Default recognises every failure of the table in the package documentation,
-// in one walk of the error's tree. It returns NoOpinion for anything else.
+// in one walk of the error's tree, and applies what the server said (Said):
+// its "do not retry" stops, its wait is the shortest wait. It returns
+// NoOpinion for anything else (with the server's wait, if it asked for one).
 func Default(err error) Decision {
 	if err == nil {
 		return Decision{}
 	}
 	f := scan(err)
+	return f.server(f.rules())
+}
+
+// rules applies the rules of Default in order of precedence, called directly
+// so that f stays on the stack.
+func (f *facts) rules() Decision {
 	if f.retried { // an inner loop's final error: see Final
 		return Decision{Verdict: Stop, Reason: ReasonRetriedInside}
 	}
-	// The rules in order of precedence, called directly so f stays on the stack.
 	if d := f.spendCapRule(); d.Verdict != NoOpinion {
 		return d
 	}

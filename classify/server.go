@@ -40,6 +40,12 @@ func Server(err error) Decision {
 	if f.said != nil {
 		d = f.said.d
 	}
+	d.RetryAfter = max(d.RetryAfter, f.wait())
+	return d
+}
+
+// wait is the longest wait the server asked for, outside a Said mark.
+func (f *facts) wait() time.Duration {
 	var wait time.Duration
 	if f.retryAfter != nil {
 		wait = f.retryAfter.RetryAfter()
@@ -47,6 +53,22 @@ func Server(err error) Decision {
 	if f.marker != nil && f.marker.d.Verdict == Retry {
 		wait = max(wait, f.marker.d.RetryAfter)
 	}
-	d.RetryAfter = max(d.RetryAfter, wait, 0)
+	return max(wait, 0)
+}
+
+// server applies a Said mark to d, the decision of Default's rules: the
+// server's "do not retry" stops; its wait is the shortest wait of a retry,
+// and rides along a NoOpinion, for the fallback that retries it.
+func (f *facts) server(d Decision) Decision {
+	if f.said == nil {
+		return d
+	}
+	s := f.said.d
+	if s.Verdict == Stop {
+		return s
+	}
+	if d.Verdict != Stop {
+		d.RetryAfter = max(d.RetryAfter, s.RetryAfter)
+	}
 	return d
 }
