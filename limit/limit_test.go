@@ -40,7 +40,7 @@ func TestOutcomeOfTellsWhatAnAnswerSaysAboutTheRateLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := classify.Default(tt.err)
 			if d.Verdict == classify.NoOpinion {
-				d = classify.General(tt.err)
+				d = classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
 			}
 			assert.Equal(t, tt.want, limit.OutcomeOf(tt.err, d))
 		})

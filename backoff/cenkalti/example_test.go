@@ -51,7 +51,7 @@ func ExampleClassify() {
 	fmt.Println(cenkalti.Classify(err))
 	// Output:
 	// 1 true
-	// stop (marked permanent by cenkalti/backoff)
+	// stop (marked permanent)
 }
 
 func ExampleFrom_refused() {
