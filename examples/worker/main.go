@@ -104,7 +104,7 @@ func newDemo(rdb *goredis.Client, logger *slog.Logger) (*demo, error) {
 	}
 	alerts := &alertLog{}
 	monitor, err := dlq.NewMonitor(dead.From(q.processing), // a letter stored leaves the processing list atomically
-		dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: 3}, OnAlert: alerts.hook, Logger: logger})
+		dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: 3}, OnAlert: alerts.add, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ type alertLog struct {
 	alerts []dlq.Alert
 }
 
-func (a *alertLog) hook(_ context.Context, al dlq.Alert) {
+func (a *alertLog) add(_ context.Context, al dlq.Alert) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.alerts = append(a.alerts, al)
