@@ -23,7 +23,7 @@ var grpcImpls = []string{"retry", "middleware", "plain"}
 func grpcUnary(name string) grpc.UnaryClientInterceptor {
 	switch name {
 	case "retry":
-		return must(grpcretry.New(grpcretry.WithRetrier(successRetry()))).Unary
+		return must(grpcretry.New(successRetry())).Unary
 	case "middleware":
 		return grpcmw.UnaryClientInterceptor(grpcmw.WithMax(attempts), grpcmw.WithBackoff(grpcmw.BackoffExponential(successBase)))
 	}

@@ -41,10 +41,10 @@ func newCanned() *canned { return &canned{header: http.Header{"Content-Type": {"
 
 // The HTTP clients, each with the success policy in its own idiom (3
 // attempts, exponential from 100 ms doubling to 10 s) and nothing else: no
-// logger, no hook.
+// logger, no observer.
 
 func httpRetry(base http.RoundTripper, r *retry.Retrier) http.RoundTripper {
-	return must(httpretry.New(httpretry.WithBase(base), httpretry.WithRetrier(r)))
+	return must(httpretry.New(r, httpretry.WithBase(base)))
 }
 
 // httpRetryablehttp is go-retryablehttp's RoundTripper (what its

@@ -7,6 +7,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/jitter"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/otelretry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -14,9 +15,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 )
 
-// otelRetrier returns a Retrier built with opts and a hook recording on a
-// real SDK meter provider (read by a ManualReader, as a Prometheus scrape
-// would read it).
+// otelRetrier returns a Retrier built with opts and an otelretry Observer
+// recording on a real SDK meter provider (read by a ManualReader, as a
+// Prometheus scrape would read it).
 func otelRetrier(b *testing.B, opts ...retry.Option) *retry.Retrier {
 	return otelRetrierOn(b, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())), opts...)
 }
@@ -24,18 +25,20 @@ func otelRetrier(b *testing.B, opts ...retry.Option) *retry.Retrier {
 // otelRetrierOn is otelRetrier on mp.
 func otelRetrierOn(b *testing.B, mp *sdkmetric.MeterProvider, opts ...retry.Option) *retry.Retrier {
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	o, err := otelretry.NewRetrier("bench", otelretry.WithMeterProvider(mp))
+	o, err := otelretry.New("bench", otelretry.Config{MeterProvider: mp})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return must(retry.New(append(opts, retry.WithHook(o.Hook))...))
+	return must(retry.New(append(opts, retry.WithObserver(o))...))
 }
 
-func nopHook(context.Context, retry.Event) {}
+// nopObserver hears every event and does nothing with it.
+var nopObserver = observe.Func(func(context.Context, observe.Event) {})
 
-// BenchmarkOTel is the cost of metrics: the same calls without a hook, with
-// a hook that does nothing (the loop's cost of having a hook at all), and
-// with otelretry's hook on the real SDK. sdk-record is the floor: one
+// BenchmarkOTel is the cost of metrics: the same calls without an observer,
+// with an observer that does nothing (the loop's cost of having an observer
+// at all), and with otelretry's Observer on the real SDK. sdk-record is the
+// floor: one
 // histogram measurement on the SDK with a precomputed set of two attributes,
 // which is what a first-attempt success records.
 func BenchmarkOTel(b *testing.B) {
@@ -59,7 +62,7 @@ func BenchmarkOTel(b *testing.B) {
 		r    *retry.Retrier
 	}{
 		{"success/plain", must(retry.New())},
-		{"success/nophook", must(retry.New(retry.WithHook(nopHook)))},
+		{"success/nopobserver", must(retry.New(retry.WithObserver(nopObserver)))},
 		{"success/otel", otelRetrier(b)},
 		// The SDK's default exemplar filter looks for a sampled span in every
 		// measurement's context; an application that does not use exemplars
@@ -79,7 +82,7 @@ func BenchmarkOTel(b *testing.B) {
 		r    *retry.Retrier
 	}{
 		{"tworetries/plain", must(retry.New(flaky...))},
-		{"tworetries/nophook", must(retry.New(append(flaky, retry.WithHook(nopHook))...))},
+		{"tworetries/nopobserver", must(retry.New(append(flaky, retry.WithObserver(nopObserver))...))},
 		{"tworetries/otel", otelRetrier(b, flaky...)},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -1,11 +1,10 @@
-// Command ratelimit compares client-side rate limiting strategies on the
-// model of issue 18, in virtual time: C clients (10, 100, 1,000), each one
-// sequential worker, share 6,000 jobs of one API call each against an API
-// that admits 100 requests a second (a token bucket of capacity 100, full at
-// the start) and answers 429 with Retry-After: 1 beyond it. Every network hop
-// takes 10 ms ± 2.5 ms; a throttled call waits the Retry-After plus
-// full-jitter backoff (base 100 ms, cap 20 s) and gives up after 10
-// attempts.
+// Command ratelimit compares client-side rate limiting strategies in
+// virtual time: C clients (10, 100, 1,000), each one sequential worker,
+// share 6,000 jobs of one API call each against an API that admits 100
+// requests a second (a token bucket of capacity 100, full at the start) and
+// answers 429 with Retry-After: 1 beyond it. Every network hop takes 10 ms ±
+// 2.5 ms; a throttled call waits the Retry-After plus full-jitter backoff
+// (base 100 ms, cap 20 s) and gives up after 10 attempts.
 //
 // The strategies are retry with backoff only; the library's limit.Adaptive
 // shared by every client and one per client; a faithful port of the AWS SDK

@@ -38,11 +38,11 @@ func TestRunsAreDeterministicForASeed(t *testing.T) {
 	}
 }
 
-// TestTheSharedAdaptiveLimiterMeetsTheIssuesTarget checks the targets of
-// issue 18 on the full model: shared by 100 clients, at most 5% of calls
+// TestTheSharedAdaptiveLimiterMeetsItsTargets checks the targets of client-side
+// rate limiting on the full model: shared by 100 clients, at most 5% of calls
 // throttled and a goodput of at least 95% of the limit; at 10 clients, no
 // worse than retry alone.
-func TestTheSharedAdaptiveLimiterMeetsTheIssuesTarget(t *testing.T) {
+func TestTheSharedAdaptiveLimiterMeetsItsTargets(t *testing.T) {
 	rows := experiment(config{seed: 1, jobs: 6000, clients: []int{10, 100}})
 	at100 := find(rows, "adaptive", "shared", 100)
 	if at100.throttledPct > 5 || at100.goodputPct < 95 {

@@ -12,7 +12,7 @@ import (
 	"github.com/retrykit/retry/limit"
 )
 
-// The model of issue 18: C clients, each one sequential worker, share jobs
+// The model: C clients, each one sequential worker, share jobs
 // of one API call each against an API that admits R requests a second (a
 // token bucket of capacity R, full at the start) and answers 429 with
 // Retry-After: 1 beyond it. A network hop takes 10 ms ± 2.5 ms (uniform);

@@ -53,7 +53,7 @@ func setUp(b *testing.B) (*pgxpool.Pool, *postgres.Store, *statements, *retry.Re
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	store, err := postgres.New(pool)
+	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

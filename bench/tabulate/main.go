@@ -1,7 +1,7 @@
 // Command tabulate turns the output of the benchmarks of this module into the
 // Markdown tables of bench/README.md: the median of every measure of every
 // Benchmark<Case>/<impl>, its ratio to the fastest peer of the same case, and
-// whether the library meets the targets of its issue.
+// whether the library meets its targets.
 //
 //	go test -run '^$' -bench . -benchmem -count 5 . | tee bench.txt
 //	go run ./tabulate < bench.txt
@@ -161,7 +161,7 @@ func yesNo(b bool) string {
 	return "**no**"
 }
 
-// target is one of the issue's targets for the library.
+// target is one of the library's targets.
 type target struct {
 	name string
 	// check returns what was measured, whether it meets the target, and
@@ -192,7 +192,7 @@ func peerTarget(bench string, maxAllocs, ratio float64) target {
 var timedPeers = []string{"cenkalti4", "cenkalti7", "failsafe"}
 
 // timedPeerTarget is peerTarget against the fastest of timedPeers: a like for
-// like comparison, reported beside the issue's target, not instead of it.
+// like comparison, reported beside the target, not instead of it.
 func timedPeerTarget(bench string, maxAllocs, ratio float64) target {
 	return target{
 		name: fmt.Sprintf("%s/retry: ≤ %.0f allocs, ≤ %.2g × the fastest peer that times its calls (%s)", bench, maxAllocs, ratio, strings.Join(timedPeers, ", ")),

@@ -11,9 +11,8 @@
 // Three latency models (models.go), two workloads (single calls; one
 // operation reading 1,000 keys over 100 servers, done when all are back) and
 // several strategies (no hedging, a fixed 10 ms delay, the adaptive p95, up
-// to two hedges, ...) each run thousands of calls through
-// (*retry.Retrier).Hedge. It prints a table, and writes results.csv and
-// tail.png beside this file.
+// to two hedges, ...) each run thousands of calls through a retry.Hedger.
+// It prints a table, and writes results.csv and tail.png beside this file.
 //
 // Virtual time. The calls run real library code — its timers, goroutines
 // and contexts — inside a testing/synctest bubble, whose clock advances only

@@ -21,19 +21,30 @@ type config struct {
 	only          string // run the models whose name contains it
 }
 
-// strategy builds a fresh Retrier for one run: a new Adaptive learns from
+// strategy builds a fresh caller for one run: a new Adaptive learns from
 // that run only.
 type strategy struct {
 	name  string
-	build func() (*retry.Retrier, hedge.Delay)
+	build func() (caller, hedge.Delay)
 }
 
-func hedging(d hedge.Delay, inFlight int) (*retry.Retrier, hedge.Delay) {
-	r, err := retry.New(retry.Idempotent(), retry.WithMaxAttempts(inFlight), retry.WithHedging(d, inFlight))
+// caller makes a call: a *retry.Hedger, or a *retry.Retrier without hedging.
+type caller interface {
+	Run(ctx context.Context, op func(context.Context) error) (retry.Stats, error)
+}
+
+// hedging hedges the calls of an idempotent Retrier after d, at most
+// inFlight attempts in all.
+func hedging(d hedge.Delay, inFlight int) (caller, hedge.Delay) {
+	r, err := retry.New(retry.Idempotent(), retry.WithMaxAttempts(inFlight))
 	if err != nil {
 		panic(err)
 	}
-	return r, d
+	h, err := retry.NewHedger(r, d, inFlight)
+	if err != nil {
+		panic(err)
+	}
+	return h, d
 }
 
 func adaptive(q float64) hedge.Delay {
@@ -45,16 +56,16 @@ func adaptive(q float64) hedge.Delay {
 }
 
 var strategies = []strategy{
-	{"none", func() (*retry.Retrier, hedge.Delay) {
+	{"none", func() (caller, hedge.Delay) {
 		r, _ := retry.New(retry.Idempotent(), retry.WithMaxAttempts(1))
 		return r, nil
 	}},
-	{"fixed 10ms", func() (*retry.Retrier, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 2) }},
-	{"adaptive p95", func() (*retry.Retrier, hedge.Delay) { return hedging(adaptive(0.95), 2) }},
-	{"adaptive p95, 2 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(adaptive(0.95), 3) }},
-	{"adaptive p99", func() (*retry.Retrier, hedge.Delay) { return hedging(adaptive(0.99), 2) }},
-	{"fixed 10ms, 2 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 3) }},
-	{"fixed 10ms, 3 hedges", func() (*retry.Retrier, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 4) }},
+	{"fixed 10ms", func() (caller, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 2) }},
+	{"adaptive p95", func() (caller, hedge.Delay) { return hedging(adaptive(0.95), 2) }},
+	{"adaptive p95, 2 hedges", func() (caller, hedge.Delay) { return hedging(adaptive(0.95), 3) }},
+	{"adaptive p99", func() (caller, hedge.Delay) { return hedging(adaptive(0.99), 2) }},
+	{"fixed 10ms, 2 hedges", func() (caller, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 3) }},
+	{"fixed 10ms, 3 hedges", func() (caller, hedge.Delay) { return hedging(hedge.Fixed(10*time.Millisecond), 4) }},
 }
 
 // row is one line of results.csv.
@@ -132,7 +143,7 @@ func run(m model, s strategy, ops, keys int, seed uint64) row {
 // Key k starts k nanoseconds after the first, so that no two requests
 // reach a server's queue at the same instant: the order of goroutines
 // woken together would otherwise decide the order of the queue.
-func operation(m model, r *retry.Retrier, keys int, seed, op uint64) int {
+func operation(m model, r caller, keys int, seed, op uint64) int {
 	if keys == 1 {
 		return call(m, r, seed, op<<10)
 	}
@@ -150,9 +161,9 @@ func operation(m model, r *retry.Retrier, keys int, seed, op uint64) int {
 
 // call is one hedged call; attempt n of it draws from a generator seeded by
 // (seed, id, n), so the draws do not depend on which goroutine runs first.
-func call(m model, r *retry.Retrier, seed, id uint64) int {
+func call(m model, r caller, seed, id uint64) int {
 	var n atomic.Uint64
-	st, err := r.Hedge(context.Background(), func(ctx context.Context) error {
+	st, err := r.Run(context.Background(), func(ctx context.Context) error {
 		rng := rand.New(rand.NewPCG(seed, id<<4|n.Add(1)))
 		return m.serve(ctx, rng)
 	})

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestAdaptiveP95CutsTheHeavyTail checks the target on the
+// TestAdaptiveP95CutsTheHeavyTail checks the hedging target on the
 // heavy-tailed model: hedging at the adaptive p95 cuts the p99.9 of single
 // calls at least tenfold for at most 6% more requests.
 func TestAdaptiveP95CutsTheHeavyTail(t *testing.T) {

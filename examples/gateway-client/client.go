@@ -23,9 +23,9 @@ import (
 )
 
 // Client is what an SDK for the gateway would be, built from the library:
-// completions go through httpretry (the gateway's error kinds, Retry-After,
-// a cooldown per (host, model)), streams through stream.Open (retried
-// only before their first chunk). It never mints an idempotency key: the
+// one Retrier holds the policy and a cooldown per (host, model); completions
+// go through httpretry (the gateway's error kinds, Retry-After), streams
+// through stream.Open (retried only before their first chunk). It never mints an idempotency key: the
 // caller chooses one per logical call, and the same key goes with every
 // retry of it.
 type Client struct {
@@ -54,19 +54,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cooldowns, err := breaker.NewCooldowns[breaker.HostModel](breaker.CooldownSettings{
-		OnCooldown: func(key string, until time.Time, err error) {
-			if o.Logger != nil {
-				o.Logger.Info("gateway: cooling down: calls fail locally until the server's Retry-After",
-					"key", key, "until", until, "error", err)
-			}
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	hc, err := httpretry.NewClient(httpretry.WithRetrier(r), httpretry.WithBase(o.Base),
-		httpretry.WithKind(errorKind), httpretry.WithCooldowns(cooldowns), httpretry.WithModel(modelOf))
+	// The transport keys each request by (host, model) for the Retrier's
+	// cooldowns, reading the model from the body.
+	hc, err := httpretry.NewClient(r, httpretry.WithBase(o.Base),
+		httpretry.WithKind(errorKind), httpretry.WithModel(modelOf))
 	if err != nil {
 		return nil, err
 	}
@@ -75,15 +66,21 @@ func NewClient(o ClientOptions) (*Client, error) {
 
 // newRetrier is the LLM preset — strict: a generation is billed, so only
 // failures known to be transient are retried — scaled down to run in
-// seconds.
+// seconds, with a cooldown per call key: a 503 with Retry-After stops every
+// call to that (host, model) until the server's time, and other models go on.
 func newRetrier(logger *slog.Logger, retryUpstream bool) (*retry.Retrier, error) {
+	cooldowns, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+	if err != nil {
+		return nil, err
+	}
 	opts := []retry.Option{
 		retry.WithPolicy(policy.LLMCall()),
 		retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond, MaxDelay: time.Second}), // the preset: 2s → 60s
 		retry.WithMaxDelay(2 * time.Second),        // max_backoff: a longer Retry-After is returned, not slept
 		retry.WithAttemptTimeout(clientTimeout),    // a timed-out attempt is retried only when keyed
 		retry.WithClassifier(idempotency.Classify), // 409 in-progress: wait and collect; key reuse: never
-		retry.WithLogger(logger),
+		retry.WithCooldowns(cooldowns),
+		retry.WithLogger(logger), // also logs each cooldown as it starts
 	}
 	if retryUpstream {
 		opts = append(opts, retry.WithClassifier(classify.UpstreamOnce))
@@ -189,8 +186,9 @@ func (c *Client) newRequest(ctx context.Context, cr ChatRequest, stream bool) (*
 	return req, nil
 }
 
-// modelOf reads the model from the request's JSON body, for the cooldowns:
-// one per (host, model), so that one model's outage does not stop the others.
+// modelOf reads the model from the request's JSON body, for the call key of
+// the cooldowns: one per (host, model), so that one model's outage does not
+// stop the others.
 func modelOf(req *http.Request) string {
 	if req.GetBody == nil {
 		return ""

@@ -16,10 +16,11 @@ const (
 	clientTimeout  = 400 * time.Millisecond // the client's per-attempt timeout: shorter
 )
 
-// gateway is a fake LLM gateway that answers the way Axonium's documentation
-// says it does. It takes its misbehaviour from the prompt: the n-th request
-// with a prompt (and idempotency key) gets the n-th word of the prompt as its
-// answer, and once the words are used up the model generates. The words:
+// gateway is a fake LLM gateway that answers the way an LLM gateway's
+// documentation says it does. It takes its misbehaviour from the prompt: the
+// n-th request with a prompt (and idempotency key) gets the n-th word of the
+// prompt as its answer, and once the words are used up the model generates.
+// The words:
 //
 //	503        backend-unavailable, no Retry-After: nothing was generated
 //	429        rate-limited, Retry-After: 1

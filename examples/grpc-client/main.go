@@ -21,6 +21,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/grpcretry"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -36,6 +37,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// pushbackTrailer is the trailer in which a gRPC server tells its clients how
+// long to wait before they retry, in milliseconds (gRFC A6); grpcretry obeys
+// it.
+const pushbackTrailer = "grpc-retry-pushback-ms"
 
 // flaky is a health server that fails on purpose, by the service name
 // asked: "warming" fails twice with UNAVAILABLE; "throttled" once with
@@ -61,10 +67,10 @@ func (f *flaky) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*h
 	case req.GetService() == "warming" && n <= 2:
 		return nil, status.Error(codes.Unavailable, "warming up")
 	case req.GetService() == "throttled" && n == 1:
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcretry.PushbackTrailer, "50"))
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(pushbackTrailer, "50"))
 		return nil, status.Error(codes.ResourceExhausted, "slow down")
 	case req.GetService() == "quota":
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(grpcretry.PushbackTrailer, "120000"))
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(pushbackTrailer, "120000"))
 		return nil, status.Error(codes.ResourceExhausted, "daily quota used up")
 	}
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
@@ -91,20 +97,20 @@ func (f *flaky) Watch(_ *healthpb.HealthCheckRequest, s healthpb.Health_WatchSer
 }
 
 // tally counts the attempts of the call in progress, and the server's
-// longest wait, from the Retrier's hook.
+// longest wait, as the Retrier's observer.
 type tally struct {
 	mu       sync.Mutex
 	attempts int
 	asked    time.Duration
 }
 
-func (t *tally) hook(_ context.Context, e retry.Event) {
+func (t *tally) Observe(_ context.Context, e observe.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch e.Kind {
-	case retry.AttemptDone:
+	case observe.AttemptDone:
 		t.attempts++
-	case retry.RetryScheduled:
+	case observe.RetryScheduled:
 		t.asked = max(t.asked, e.Decision.RetryAfter)
 	}
 }
@@ -134,11 +140,11 @@ func serve() (string, func(), error) {
 // declared idempotent; List is left as the descriptor says (nothing).
 func dial(addr string, t *tally) (*grpc.ClientConn, error) {
 	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Constant(20*time.Millisecond)),
-		retry.WithMaxDelay(10*time.Second), retry.WithHook(t.hook))
+		retry.WithMaxDelay(10*time.Second), retry.WithObserver(t))
 	if err != nil {
 		return nil, err
 	}
-	i, err := grpcretry.New(grpcretry.WithRetrier(r),
+	i, err := grpcretry.New(r,
 		grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"))
 	if err != nil {
 		return nil, err

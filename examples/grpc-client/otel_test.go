@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/grpcretry"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/otelretry"
@@ -24,14 +25,14 @@ import (
 
 // TestOTelCoversGRPCCalls makes real gRPC calls through grpcretry's
 // interceptors, to the flaky health server on a loopback port, with
-// otelretry's hook on the Retrier and a real SDK meter provider: each call
+// otelretry's Observer on the Retrier and a real SDK meter provider: each call
 // is one retry.call.duration with its outcome, its retries are counted, and
 // each attempt is counted by grpcretry's reason (retry.class), not "other".
 func TestOTelCoversGRPCCalls(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer func() { _ = mp.Shutdown(context.Background()) }()
-	o, err := otelretry.NewRetrier("health", otelretry.WithMeterProvider(mp))
+	o, err := otelretry.New("health", otelretry.Config{MeterProvider: mp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +62,14 @@ func TestOTelCoversGRPCCalls(t *testing.T) {
 		"retry.call.retries{" + name + ",retry.outcome=success}":     "count 3 sum 4",
 		"retry.call.retry_delay{" + name + ",retry.outcome=success}": "count 3",
 		// quota: a pushback of two minutes, longer than MaxDelay, returned
-		"retry.call.duration{" + name + ",retry.outcome=wait_too_long}": "count 1",
+		"retry.call.duration{" + name + ",retry.outcome=wait-too-long}": "count 1",
 		// List without a key: UNAVAILABLE after the request was sent
-		"retry.call.duration{" + name + ",retry.outcome=not_idempotent}":                                         "count 1",
-		"retry.attempts{" + name + ",retry.verdict=success}":                                                     "3",
-		"retry.attempts{retry.class=" + grpcretry.ReasonUnavailable + "," + name + ",retry.verdict=retry}":       "4",
-		"retry.attempts{retry.class=" + grpcretry.ReasonResourceExhausted + "," + name + ",retry.verdict=retry}": "2",
-		"retry.retry_after{" + name + ",retry.retry_after.action=slept}":                                         "1",
-		"retry.retry_after{" + name + ",retry.retry_after.action=returned}":                                      "1",
+		"retry.call.duration{" + name + ",retry.outcome=not-idempotent}":                                            "count 1",
+		"retry.attempts{" + name + ",retry.verdict=success}":                                                        "3",
+		"retry.attempts{retry.class=" + classify.ReasonGRPCUnavailable + "," + name + ",retry.verdict=retry}":       "4",
+		"retry.attempts{retry.class=" + classify.ReasonGRPCResourceExhausted + "," + name + ",retry.verdict=retry}": "2",
+		"retry.retry_after{" + name + ",retry.retry_after.action=slept}":                                            "1",
+		"retry.retry_after{" + name + ",retry.retry_after.action=returned}":                                         "1",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -88,16 +89,16 @@ func TestOTelCoversGRPCCalls(t *testing.T) {
 	}
 }
 
-// dialObserved connects as dial does, with o's hook on the Retrier, and no
+// dialObserved connects as dial does, with o observing the Retrier, and no
 // jitter: the waits are exact.
-func dialObserved(t *testing.T, addr string, o *otelretry.Retrier) healthpb.HealthClient {
+func dialObserved(t *testing.T, addr string, o *otelretry.Observer) healthpb.HealthClient {
 	t.Helper()
 	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Constant(20*time.Millisecond)),
-		retry.WithJitter(jitter.None{}), retry.WithMaxDelay(10*time.Second), retry.WithHook(o.Hook))
+		retry.WithJitter(jitter.None{}), retry.WithMaxDelay(10*time.Second), retry.WithObserver(o))
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, err := grpcretry.New(grpcretry.WithRetrier(r), grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check"))
+	i, err := grpcretry.New(r, grpcretry.WithIdempotentMethods("/grpc.health.v1.Health/Check"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +158,15 @@ func series(name string, kvs []attribute.KeyValue) string {
 // observedDialOptions is the README's snippet: the dial options of
 // grpcretry's interceptors on a Retrier that otelretry observes.
 func observedDialOptions() ([]grpc.DialOption, error) {
-	obs, err := otelretry.NewRetrier("inventory-grpc") // the global meter provider
+	obs, err := otelretry.New("inventory-grpc", otelretry.Config{}) // the global meter provider
 	if err != nil {
 		return nil, err
 	}
-	r, err := retry.New(retry.WithHook(obs.Hook))
+	r, err := retry.New(retry.WithObserver(obs))
 	if err != nil {
 		return nil, err
 	}
-	i, err := grpcretry.New(grpcretry.WithRetrier(r))
+	i, err := grpcretry.New(r)
 	if err != nil {
 		return nil, err
 	}

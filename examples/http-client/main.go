@@ -68,7 +68,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client, err := httpretry.NewClient(httpretry.WithRetrier(r))
+	client, err := httpretry.NewClient(r)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ type orders struct {
 }
 
 func newHandler() (http.Handler, error) {
-	store, err := idempotency.NewMemoryStore()
+	store, err := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
-// Command observability runs a flaky workload through a Retrier, a shared
-// retry budget and a circuit breaker, all observed by otelretry, and serves
+// Command observability runs a flaky workload through a Retrier that holds a
+// retry budget and a circuit breaker, all observed by one otelretry Observer,
+// and serves
 // the metrics on /metrics through OpenTelemetry's Prometheus exporter. It
 // prints a few of the series it serves, read from its own endpoint the way
 // Prometheus would scrape them.
@@ -77,12 +78,12 @@ type app struct {
 	srv     *http.Server
 	done    chan struct{}
 	retrier *retry.Retrier
-	br      *breaker.Breaker
-	obsBr   *otelretry.Breaker
-	budget  metricRegistration
+	obs     *otelretry.Observer
 }
 
-type metricRegistration interface{ Unregister() error }
+// key is the call key of the workload's calls: the Retrier's breakers keep
+// one breaker per key, and the metrics name a breaker by its key.
+var key = breaker.Key{Target: "inventory"}
 
 // start builds the meter provider on a Prometheus registry of its own, the
 // observed components, and the server of /metrics on addr.
@@ -111,31 +112,29 @@ func start(addr string) (*app, error) {
 	return a, nil
 }
 
-// build makes the Retrier, its budget and its breaker, each reporting to
-// its otelretry observer.
+// build makes the Retrier with its budget and its breakers, and the one
+// otelretry Observer that hears of all of them: the calls, the budget's
+// refusals, the breaker's changes and rejections. The budget's tokens are
+// read when the metrics are collected (Watch).
 func (a *app) build() error {
-	mp := otelretry.WithMeterProvider(a.mp)
-	obs, err := otelretry.NewRetrier("inventory", mp)
-	if err != nil {
+	var err error
+	if a.obs, err = otelretry.New("inventory", otelretry.Config{MeterProvider: a.mp}); err != nil {
 		return err
 	}
 	b, err := budget.NewTokenBucket(budget.TokenBucketConfig{Capacity: 100, Cost: 5})
 	if err != nil {
 		return err
 	}
-	if a.budget, err = otelretry.ObserveBudget("inventory", b, mp); err != nil {
+	if err := a.obs.Watch(b); err != nil {
 		return err
 	}
-	a.retrier, err = retry.New(retry.WithHook(obs.Hook), retry.WithBudget(b), retry.WithMaxAttempts(3),
-		retry.WithBackoff(backoff.Constant(time.Millisecond)), retry.WithJitter(jitter.None{}))
+	breakers, err := breaker.New(breaker.Config{Timeout: time.Hour,
+		ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 3 }})
 	if err != nil {
 		return err
 	}
-	if a.obsBr, err = otelretry.NewBreaker("inventory", mp); err != nil {
-		return err
-	}
-	a.br, err = breaker.New(breaker.Settings{Name: "inventory", Timeout: time.Hour, OnStateChange: a.obsBr.OnStateChange,
-		ReadyToTrip: func(c breaker.Counts) bool { return c.ConsecutiveFailures >= 3 }}, a.retrier)
+	a.retrier, err = retry.New(retry.WithObserver(a.obs), retry.WithBudget(b), retry.WithBreakers(breakers),
+		retry.WithMaxAttempts(3), retry.WithBackoff(backoff.Constant(time.Millisecond)), retry.WithJitter(jitter.None{}))
 	return err
 }
 
@@ -144,16 +143,16 @@ func (a *app) build() error {
 // retries, then the breaker opens and rejects the rest. The failures follow
 // a fixed pattern, so every run (and the test) sees the same figures.
 func (a *app) workload(ctx context.Context) error {
+	keyed := breaker.WithKey(ctx, key)
 	for call := range 200 {
 		attempt := 0
-		err := a.br.Do(ctx, func(context.Context) error {
+		_ = a.retrier.Do(keyed, func(context.Context) error {
 			attempt++
 			if call >= 150 || (call*3+attempt)%4 == 0 {
 				return &classify.StatusError{Code: http.StatusServiceUnavailable}
 			}
 			return nil
 		})
-		a.obsBr.Observe(ctx, err)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -226,8 +225,8 @@ func (a *app) close() {
 		_ = a.srv.Close()
 		<-a.done
 	}
-	if a.budget != nil {
-		_ = a.budget.Unregister()
+	if a.obs != nil {
+		_ = a.obs.Unregister()
 	}
 	_ = a.mp.Shutdown(context.Background())
 	http.DefaultClient.CloseIdleConnections()

@@ -41,7 +41,7 @@ func (p *pipeline) email(ctx context.Context, d delivery, j job) error {
 	return err
 }
 
-// claimEmail takes the right to send j's email with the solution's
+// claimEmail takes the right to send j's email with the exercise's
 // conditional UPDATE, and reports whether this delivery may send it.
 //
 // When the claim is already taken, an earlier delivery of the job claimed the

@@ -58,7 +58,7 @@ func (e *events) supportAlert(job, attempts int, cause string) {
 	}
 }
 
-// dlqAlert is the dead letter queue Monitor's hook.
+// dlqAlert receives the dead letter queue Monitor's alerts (its OnAlert).
 func (e *events) dlqAlert(_ context.Context, a dlq.Alert) {
 	e.mu.Lock()
 	e.dlqAlerts = append(e.dlqAlerts, a)

@@ -219,7 +219,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the Idempotency-Key was used with another request", status)
 	default:
 		if replay {
-			w.Header().Set(idempotency.HeaderReplay, "true")
+			w.Header().Set("Idempotent-Replay", "true")
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(c)

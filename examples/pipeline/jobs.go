@@ -12,7 +12,7 @@ import (
 
 // schema is the jobs table: a job's state, visible to the app and to support.
 // status moves queued → running → done | partial_success | dead_lettered.
-// email_sent_at is the claim of the solution: set before the email is sent,
+// email_sent_at is the claim the exercise prescribes: set before the email is sent,
 // kept once it was, cleared when every attempt was refused.
 const schema = `
 CREATE TABLE jobs (
@@ -119,7 +119,7 @@ func (s jobsDB) saveResult(ctx context.Context, id int, c completion, llmAttempt
 	return err
 }
 
-// claimEmail is the solution's claim: only the delivery that sets
+// claimEmail is the exercise's claim: only the delivery that sets
 // email_sent_at may send.
 func (s jobsDB) claimEmail(ctx context.Context, id int) (bool, error) {
 	return affected(s.db.ExecContext(ctx, `UPDATE jobs SET email_sent_at = ?, email_status = 'sending', updated_at = ?

@@ -1,4 +1,4 @@
-// Command pipeline runs the exercise of the retry lesson: each job calls an
+// Command pipeline runs a classic retry exercise: each job calls an
 // LLM, saves the answer to a database and emails the user, with a retry policy
 // per step, the LLM call keyed by the job (a redelivered job gets its
 // generation back, not billed twice), the email sent exactly once even when a

@@ -255,7 +255,7 @@ func checkREADME(t *testing.T, output string) {
 // wait at least as long as its Retry-After, read on the run's clock.
 func checkRetryAfter(t *testing.T, path string) {
 	t.Helper()
-	q, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	q, err := sqlite.Open(t.Context(), path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestTheGatewayBillsAKeyedGenerationOnce(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, resp.Header.Get(idempotency.HeaderReplay)
+		return resp.StatusCode, resp.Header.Get("Idempotent-Replay")
 	}
 	for i, c := range []struct {
 		key, prompt string
@@ -395,8 +395,11 @@ func TestPoliciesAreThePresetsOnTheRunsClock(t *testing.T) {
 	if !st[0].policy.Strict || st[0].policy.MaxDelay != 60*time.Millisecond {
 		t.Errorf("llm: %+v; want strict, max wait 60ms", st[0].policy)
 	}
-	err = &classify.StatusError{Code: 429, Header: http.Header{"Retry-After": {"2"}}}
-	if d := retryAfterIn(1000)(err); d.Verdict != classify.Retry || d.RetryAfter != 2*time.Millisecond {
+	err = onRunClock(&classify.StatusError{Code: 429, Header: http.Header{"Retry-After": {"2"}}}, 1000)
+	if d := classify.Default(err); d.Verdict != classify.Retry || d.RetryAfter != 2*time.Millisecond {
 		t.Errorf("Retry-After: 2 at ÷1000: %v; want retry after 2ms", d)
+	}
+	if d := classify.Server(err); d.RetryAfter != 2*time.Millisecond {
+		t.Errorf("Retry-After: 2 at ÷1000, as the server said: %v; want a wait of 2ms", d)
 	}
 }

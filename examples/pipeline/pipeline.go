@@ -66,7 +66,8 @@ type pipeline struct {
 	client  *http.Client
 	llmURL  string
 	mailURL string
-	claim   bool // false with -no-claim
+	speed   int64 // the run's clock: see onRunClock
+	claim   bool  // false with -no-claim
 	events  *events
 
 	recording sync.Mutex // see deadLetter
@@ -223,7 +224,8 @@ func (p *pipeline) complete(ctx context.Context, body []byte) (completion, error
 
 // post sends one request, with an Idempotency-Key if key is not empty, and
 // turns an error status into a *classify.StatusError, which carries the
-// status and Retry-After for the retry loop.
+// status and Retry-After for the retry loop, its Retry-After read on the
+// run's clock.
 func (p *pipeline) post(ctx context.Context, url, key string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -239,7 +241,7 @@ func (p *pipeline) post(ctx context.Context, url, key string, body []byte) (*htt
 	}
 	if err := classify.ResponseError(resp); err != nil {
 		drain(resp)
-		return nil, err
+		return nil, onRunClock(err, p.speed)
 	}
 	return resp, nil
 }
@@ -256,15 +258,16 @@ func drain(resp *http.Response) {
 // Letters are stored one at a time, so that the size alert counts each letter
 // as it arrives and the README's output can name the count exactly.
 func (p *pipeline) deadLetter(ctx context.Context, j job, llmAttempts int, cause error) error {
+	job := dlq.Job{ID: strconv.Itoa(j.id), Source: "llm-jobs", Payload: []byte(j.prompt)}
 	p.recording.Lock()
-	err := dlq.Record(ctx, p.letters, dlq.Job{ID: strconv.Itoa(j.id), Source: "llm-jobs", Payload: []byte(j.prompt)}, cause)
+	err := dlq.Record(ctx, p.letters, job, cause)
 	p.recording.Unlock()
-	var dead *dlq.DeadLetteredError
-	if !errors.As(err, &dead) {
+	if !errors.Is(err, dlq.ErrDeadLettered) {
 		return err
 	}
+	letter := dlq.LetterID(job.Source, job.ID)
 	return p.r.db.Do(ctx, func(ctx context.Context) error {
-		return p.jobs.markDead(ctx, j.id, llmAttempts, dead.ID, lastError(cause))
+		return p.jobs.markDead(ctx, j.id, llmAttempts, letter, lastError(cause))
 	})
 }
 

@@ -1,21 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
-	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/policy"
 )
 
 // attempts is how many attempts each step makes, the first included. The
-// solution counts them so: "after 3 attempts the job goes to the DLQ",
+// exercise counts them so: "after 3 attempts the job goes to the DLQ",
 // "email_attempts = 3". The presets read its "retry 3 times" as three
 // retries after the first call (4 attempts); this example follows the
-// solution's observable numbers.
+// exercise's observable numbers.
 const attempts = 3
 
 // maxSpeed keeps the fastest scaled wait (the database's 100ms base) above a
@@ -31,7 +31,7 @@ type step struct {
 	note   string
 }
 
-// steps returns the three steps' policies: the presets, with the solution's
+// steps returns the three steps' policies: the presets, with the exercise's
 // attempts, every wait divided by speed.
 func steps(speed int64) ([3]step, error) {
 	s := [3]step{
@@ -71,16 +71,35 @@ func scaled(p policy.Policy, speed int64) (policy.Policy, error) {
 	return p, nil
 }
 
-// retryAfterIn returns a classifier that reads a server's Retry-After on the
-// run's clock: the fakes speak in seconds of simulated time, as real servers
-// do, and the client waits them divided by speed — the same scale as its own
-// backoff. It is classify.Default otherwise.
-func retryAfterIn(speed int64) classify.Func {
-	return func(err error) classify.Decision {
-		d := classify.Default(err)
-		d.RetryAfter /= time.Duration(speed)
-		return d
+// onRunClock returns a server's error answer read on the run's clock: the
+// fakes speak in seconds of simulated time, as real servers do, and the
+// client waits their Retry-After divided by speed — the same scale as its
+// own backoff. The wait is scaled here, where the answer is read, and not by
+// a classifier: the retry loop never lets a classifier shorten the wait a
+// server asked for, and reads it from the outermost error that has one.
+func onRunClock(err error, speed int64) error {
+	if err == nil {
+		return nil
 	}
+	return &scaledAnswer{err: err, speed: time.Duration(speed)}
+}
+
+// scaledAnswer is an error answer whose Retry-After reads on the run's clock.
+type scaledAnswer struct {
+	err   error
+	speed time.Duration
+}
+
+func (e *scaledAnswer) Error() string { return e.err.Error() }
+func (e *scaledAnswer) Unwrap() error { return e.err }
+
+// RetryAfter is the server's Retry-After divided by the run's speed.
+func (e *scaledAnswer) RetryAfter() time.Duration {
+	var said interface{ RetryAfter() time.Duration }
+	if !errors.As(e.err, &said) {
+		return 0
+	}
+	return said.RetryAfter() / e.speed
 }
 
 // retriers are the three steps' Retriers.
@@ -88,19 +107,16 @@ type retriers struct {
 	llm, db, email *retry.Retrier
 }
 
-func newRetriers(s [3]step, speed int64) (retriers, error) {
-	opts := func(p policy.Policy) []retry.Option {
-		return []retry.Option{retry.WithPolicy(p), retry.WithClassifier(retryAfterIn(speed))}
-	}
-	llm, err := retry.New(opts(s[0].policy)...)
+func newRetriers(s [3]step) (retriers, error) {
+	llm, err := retry.New(retry.WithPolicy(s[0].policy))
 	if err != nil {
 		return retriers{}, err
 	}
-	db, err := retry.New(opts(s[1].policy)...)
+	db, err := retry.New(retry.WithPolicy(s[1].policy))
 	if err != nil {
 		return retriers{}, err
 	}
-	email, err := retry.New(opts(s[2].policy)...)
+	email, err := retry.New(retry.WithPolicy(s[2].policy))
 	return retriers{llm: llm, db: db, email: email}, err
 }
 

@@ -110,14 +110,14 @@ func (wd *world) open(ctx context.Context, path string) error {
 	}
 	wd.jobs = jobs
 	wd.closers = append(wd.closers, jobs.Close)
-	q, err := sqlite.Open(ctx, path, sqlite.Options{})
+	q, err := sqlite.Open(ctx, path, sqlite.Config{})
 	if err != nil {
 		return err
 	}
 	wd.closers = append(wd.closers, q.Close)
-	// The Monitor raises the lesson's alerts (more than 10 letters, more than
+	// The Monitor raises the exercise's alerts (more than 10 letters, more than
 	// 10 new ones within an hour) to the summary instead of the log.
-	wd.letters, err = dlq.NewMonitor(q, dlq.MonitorOptions{OnAlert: wd.events.dlqAlert, Logger: slog.New(slog.DiscardHandler)})
+	wd.letters, err = dlq.NewMonitor(q, dlq.MonitorConfig{OnAlert: wd.events.dlqAlert, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (wd *world) open(ctx context.Context, path string) error {
 }
 
 func (wd *world) pipeline(cfg config, st [3]step) (*pipeline, error) {
-	rs, err := newRetriers(st, cfg.speed)
+	rs, err := newRetriers(st)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +140,7 @@ func (wd *world) pipeline(cfg config, st [3]step) (*pipeline, error) {
 		client:  &http.Client{Transport: t},
 		llmURL:  wd.llmURL,
 		mailURL: wd.mailURL,
+		speed:   cfg.speed,
 		claim:   !cfg.noClaim,
 		events:  wd.events,
 	}, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
+	"github.com/retrykit/retry/observe"
 )
 
 func main() {
@@ -28,11 +29,11 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer) error {
-	r, err := retry.New(retry.WithHook(func(_ context.Context, e retry.Event) {
-		if e.Kind == retry.RetryScheduled {
+	r, err := retry.New(retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+		if e.Kind == observe.RetryScheduled {
 			fmt.Fprintf(w, "  attempt %d failed (%s): waiting %v\n", e.Attempt, e.Decision.Reason, e.Delay.Round(time.Microsecond))
 		}
-	}))
+	})))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/idempotency/postgres"
+	"github.com/retrykit/retry/observe"
 )
 
 // The bank: accounts × initial money, moved by workers × perWorker transfers.
@@ -63,7 +64,7 @@ func openBank(ctx context.Context, url string) (*bank, error) {
 // many attempts, short waits (a conflict clears in milliseconds), strict (a
 // failure nobody recognises is not retried), counting serialization failures.
 func (b *bank) setUp(ctx context.Context) (err error) {
-	if b.store, err = postgres.New(b.pool, postgres.WithTable(keysTable)); err != nil {
+	if b.store, err = postgres.New(b.pool, postgres.Config{Table: keysTable}); err != nil {
 		return err
 	}
 	if err = b.store.Migrate(ctx); err != nil {
@@ -76,11 +77,11 @@ func (b *bank) setUp(ctx context.Context) (err error) {
 	}
 	b.r, err = retry.New(retry.Strict(), retry.WithMaxAttempts(100),
 		retry.WithBackoff(backoff.Exponential{Base: time.Millisecond, MaxDelay: 20 * time.Millisecond}),
-		retry.WithHook(func(_ context.Context, e retry.Event) {
-			if e.Kind == retry.RetryScheduled && e.Decision.Reason == classify.ReasonSerialization {
+		retry.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+			if e.Kind == observe.RetryScheduled && e.Decision.Reason == classify.ReasonSerialization {
 				b.conflicts.Add(1)
 			}
-		}))
+		})))
 	return err
 }
 

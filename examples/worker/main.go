@@ -98,13 +98,13 @@ func newDemo(rdb *goredis.Client, logger *slog.Logger) (*demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	dead, err := dlqredis.New(rdb, dlqredis.Options{Prefix: ns + "dlq:", SourceKey: func(source string) string { return ns + source }})
+	dead, err := dlqredis.New(rdb, dlqredis.Config{Prefix: ns + "dlq:", SourceKey: func(source string) string { return ns + source }})
 	if err != nil {
 		return nil, err
 	}
 	alerts := &alertLog{}
 	monitor, err := dlq.NewMonitor(dead.From(q.processing), // a letter stored leaves the processing list atomically
-		dlq.MonitorOptions{Thresholds: dlq.Thresholds{Size: 3}, OnAlert: alerts.hook, Logger: logger})
+		dlq.MonitorConfig{Thresholds: dlq.Thresholds{Size: 3}, OnAlert: alerts.add, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ type alertLog struct {
 	alerts []dlq.Alert
 }
 
-func (a *alertLog) hook(_ context.Context, al dlq.Alert) {
+func (a *alertLog) add(_ context.Context, al dlq.Alert) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.alerts = append(a.alerts, al)

@@ -51,7 +51,7 @@ type jobQueue struct {
 }
 
 func newJobQueue(rdb *goredis.Client, ns string) (*jobQueue, error) {
-	idem, err := idemredis.New(rdb, idemredis.WithPrefix(ns+"idempotency:"))
+	idem, err := idemredis.New(rdb, idemredis.Config{Prefix: ns + "idempotency:"})
 	if err != nil {
 		return nil, err
 	}

@@ -128,14 +128,14 @@ func (p *pool) handle(ctx context.Context, msg string, ps *pass) error {
 		result, err = p.tr.translate(ctx, m.Doc)
 		return err
 	})
-	// The payload is the message as delivered: PutFrom finds it by value in
-	// the processing list, and a replay puts it back as it was.
+	// The payload is the message as delivered: the queue's Put (From the
+	// processing list) finds it by value there, and a replay puts it back as
+	// it was.
 	err = p.record(ctx, dlq.Job{ID: m.JobID, Source: queueName, Payload: []byte(msg)}, err)
-	var dead *dlq.DeadLetteredError
 	switch {
 	case err == nil:
 		return p.complete(ctx, m.JobID, msg, result, stats, ps)
-	case errors.As(err, &dead):
+	case errors.Is(err, dlq.ErrDeadLettered):
 		ps.dead.Add(1)
 		return p.q.markDead(ctx, m.JobID)
 	}
@@ -146,7 +146,7 @@ func (p *pool) handle(ctx context.Context, msg string, ps *pass) error {
 // the size alert counts each letter as it arrives: with letters stored at once
 // it may first see 5 where 4 crossed the threshold, and the example's output
 // names the count. (dlq.Monitor itself never lets a stale count resolve an
-// alert; see its CheckAt.)
+// alert.)
 func (p *pool) record(ctx context.Context, job dlq.Job, err error) error {
 	p.recording.Lock()
 	defer p.recording.Unlock()
