@@ -24,6 +24,7 @@ import (
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/jitter"
 	"github.com/retrykit/retry/limit"
+	"github.com/retrykit/retry/observe"
 	"github.com/retrykit/retry/policy"
 	"github.com/retrykit/retry/stream"
 )
@@ -68,6 +69,7 @@ var (
 	_ = idempotency.HeaderKey
 	_ = jitter.Full{}
 	_ = limit.OutcomeOf
+	_ observe.Observer
 	_ = policy.LLMCall
 	_ = retry.Do
 	_ stream.Chunks[int]
