@@ -119,7 +119,7 @@
 //	| retry.dlq.stop_reason      | a retry.outcome's value but success; failed for an error that is not a retry loop's                                                                |
 //	| retry.dlq.source, .group   | the letter's Job.Source and Group(); other, both, past MaxDistinct pairs                                                                           |
 //	| retry.dlq.replay.result    | replayed, not_found, claimed, claim_lapsed, failed                                                                                                 |
-//	| retry.idempotency.outcome  | idempotency.Outcome.String with _ for a space: executed, replayed, in_progress, key_reuse, not_retained, store_failed, scope_full, rejected; other |
+//	| retry.idempotency.outcome  | idempotency.Event.Outcome with _ for a space: executed, replayed, in_progress, key_reuse, not_retained, store_failed, scope_full, rejected; other |
 //
 // # Calls, counted once
 //

@@ -5,7 +5,7 @@
 // named by the key, under gobreaker's own keys (gobreaker:state:<name>,
 // gobreaker:mutex:<name>, after the Store's Prefix):
 //
-//	store, _ := redis.NewStore(client, redis.Options{Prefix: "prod:"})
+//	store, _ := redis.NewStore(client, redis.Config{Prefix: "prod:"})
 //	breakers, _ := breaker.New(breaker.Config{Timeout: 30 * time.Second, NewCircuit: redis.Circuit(store)})
 //	r, _ := retry.New(retry.WithBreakers(breakers))
 //

@@ -18,7 +18,7 @@ import (
 func ExampleCircuit() {
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
 	defer client.Close()
-	store, err := brredis.NewStore(client, brredis.Options{Prefix: "prod:"})
+	store, err := brredis.NewStore(client, brredis.Config{Prefix: "prod:"})
 	if err != nil {
 		panic(err) // a bad option
 	}

@@ -44,7 +44,7 @@ func callersOutlive(t *testing.T, fault func(*redistest.Server)) {
 	srv := redistest.Start(t)
 	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { client.Close() })
-	store, err := brredis.NewStore(client, brredis.Options{OpTimeout: opTimeout, Recheck: 100 * time.Millisecond})
+	store, err := brredis.NewStore(client, brredis.Config{OpTimeout: opTimeout, Recheck: 100 * time.Millisecond})
 	require.NoError(t, err)
 	c := fleetConfig
 	c.NewCircuit = brredis.Circuit(store)
@@ -110,7 +110,7 @@ func TestALockHeldElsewhereDoesNotStallCallers(t *testing.T) {
 	// holding the fleet's lock leaves it for LockTTL: a call that cannot
 	// take it waits LockWait, then this instance counts locally.
 	srv := redistest.Start(t)
-	in := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout, Recheck: time.Minute})
+	in := newInstanceWith(t, srv.Addr, brredis.Config{OpTimeout: opTimeout, Recheck: time.Minute})
 	held := rawClient(t, srv.Addr)
 	require.NoError(t, held.Set(t.Context(), "gobreaker:mutex:"+fleet.String(), "a crashed holder", time.Minute).Err())
 	in.failing.Store(true)
@@ -133,8 +133,8 @@ func TestAnOpenBreakerStaysOpenWhileAnotherInstanceHoldsTheLock(t *testing.T) {
 	// rejects the call at once rather than fall back to local counts that
 	// never saw the breaker open.
 	srv := redistest.Start(t)
-	a := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout})
-	b := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout})
+	a := newInstanceWith(t, srv.Addr, brredis.Config{OpTimeout: opTimeout})
+	b := newInstanceWith(t, srv.Addr, brredis.Config{OpTimeout: opTimeout})
 	a.failing.Store(true)
 	for range 3 {
 		assert.ErrorIs(t, a.do(t.Context(), a.call), syscall.ECONNREFUSED)

@@ -48,7 +48,7 @@ func (h countingHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) gore
 
 func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 	client, sent := counted(t)
-	store, err := brredis.NewStore(client, brredis.Options{})
+	store, err := brredis.NewStore(client, brredis.Config{})
 	require.NoError(t, err)
 	var nilStore *brredis.Store
 	zero := new(brredis.Store)
@@ -69,8 +69,8 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"NewStore with a nil client", func() error { _, err := brredis.NewStore(nil, brredis.Options{}); return err }},
-		{"NewStore with a nil *Client", func() error { _, err := brredis.NewStore((*goredis.Client)(nil), brredis.Options{}); return err }},
+		{"NewStore with a nil client", func() error { _, err := brredis.NewStore(nil, brredis.Config{}); return err }},
+		{"NewStore with a nil *Client", func() error { _, err := brredis.NewStore((*goredis.Client)(nil), brredis.Config{}); return err }},
 		{"Circuit with a nil Store", func() error { return circuit(nil, named) }},
 		{"Circuit with a zero Store", func() error { return circuit(zero, named) }},
 		{"a call through the Circuit of a nil Store", func() error { return callThrough(nil) }},
@@ -103,7 +103,7 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 
 func TestMakingACircuitAsksRedisNothing(t *testing.T) {
 	client, sent := counted(t)
-	store, err := brredis.NewStore(client, brredis.Options{})
+	store, err := brredis.NewStore(client, brredis.Config{})
 	require.NoError(t, err)
 	for _, name := range []string{"gateway.example/qwen3", ""} {
 		c, err := brredis.Circuit(store)(gobreaker.Settings{Name: name})
@@ -117,15 +117,15 @@ func TestMakingACircuitAsksRedisNothing(t *testing.T) {
 func TestNewStoreNamesABadOption(t *testing.T) {
 	client, _ := counted(t)
 	tests := []struct {
-		o     brredis.Options
+		o     brredis.Config
 		name  string
 		value any
 	}{
-		{brredis.Options{LockTTL: -1}, "redis.Options.LockTTL", time.Duration(-1)},
-		{brredis.Options{LockTTL: time.Microsecond}, "redis.Options.LockTTL", time.Microsecond},
-		{brredis.Options{LockWait: -time.Second}, "redis.Options.LockWait", -time.Second},
-		{brredis.Options{OpTimeout: -time.Second}, "redis.Options.OpTimeout", -time.Second},
-		{brredis.Options{Recheck: -time.Second}, "redis.Options.Recheck", -time.Second},
+		{brredis.Config{LockTTL: -1}, "redis.Config.LockTTL", time.Duration(-1)},
+		{brredis.Config{LockTTL: time.Microsecond}, "redis.Config.LockTTL", time.Microsecond},
+		{brredis.Config{LockWait: -time.Second}, "redis.Config.LockWait", -time.Second},
+		{brredis.Config{OpTimeout: -time.Second}, "redis.Config.OpTimeout", -time.Second},
+		{brredis.Config{Recheck: -time.Second}, "redis.Config.Recheck", -time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,6 +136,6 @@ func TestNewStoreNamesABadOption(t *testing.T) {
 			assert.Equal(t, tt.value, inv.Value)
 		})
 	}
-	_, err := brredis.NewStore(client, brredis.Options{LockTTL: -1})
-	assert.EqualError(t, err, "redis.Options.LockTTL(-1ns): must not be negative")
+	_, err := brredis.NewStore(client, brredis.Config{LockTTL: -1})
+	assert.EqualError(t, err, "redis.Config.LockTTL(-1ns): must not be negative")
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newStore(t *testing.T, addr string, o brredis.Options) *brredis.Store {
+func newStore(t *testing.T, addr string, o brredis.Config) *brredis.Store {
 	t.Helper()
 	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { client.Close() })
@@ -29,8 +29,8 @@ func newStore(t *testing.T, addr string, o brredis.Options) *brredis.Store {
 
 func TestStoreLocksExclusively(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newStore(t, srv.Addr, brredis.Options{LockWait: 20 * time.Millisecond})
-	b := newStore(t, srv.Addr, brredis.Options{LockWait: 20 * time.Millisecond})
+	a := newStore(t, srv.Addr, brredis.Config{LockWait: 20 * time.Millisecond})
+	b := newStore(t, srv.Addr, brredis.Config{LockWait: 20 * time.Millisecond})
 	require.NoError(t, a.Lock("m"))
 	assert.ErrorIs(t, b.Lock("m"), brredis.ErrLockBusy)
 	assert.Error(t, b.Unlock("m"), "b does not hold it")
@@ -74,13 +74,13 @@ func rawClient(t *testing.T, addr string) *goredis.Client {
 
 func TestAnExpiredLockIsNotReleasedByItsOldHolder(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
-	b := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	a := newStore(t, srv.Addr, brredis.Config{LockWait: time.Millisecond})
+	b := newStore(t, srv.Addr, brredis.Config{LockWait: time.Millisecond})
 	require.NoError(t, a.Lock("m"))
 	expire(t, rawClient(t, srv.Addr), "m")
 	require.NoError(t, b.Lock("m"), "a's lock expired")
 	require.NoError(t, a.Unlock("m"), "a's unlock is a no-op")
-	c := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	c := newStore(t, srv.Addr, brredis.Config{LockWait: time.Millisecond})
 	assert.ErrorIs(t, c.Lock("m"), brredis.ErrLockBusy, "b still holds it")
 }
 
@@ -88,8 +88,8 @@ func TestALateUnlockInTheSameProcessDoesNotReleaseANewerHolder(t *testing.T) {
 	// Two goroutines of one process share its Store, as gobreaker's
 	// distributed breaker makes them: Lock and Unlock name no holder.
 	srv := redistest.Start(t)
-	s := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
-	other := newStore(t, srv.Addr, brredis.Options{LockWait: time.Millisecond})
+	s := newStore(t, srv.Addr, brredis.Config{LockWait: time.Millisecond})
+	other := newStore(t, srv.Addr, brredis.Config{LockWait: time.Millisecond})
 	require.NoError(t, s.Lock("m"), "holder A")
 	expire(t, rawClient(t, srv.Addr), "m")
 	require.NoError(t, s.Lock("m"), "holder B: A's lock expired")
@@ -104,7 +104,7 @@ func TestALateUnlockInTheSameProcessDoesNotReleaseANewerHolder(t *testing.T) {
 
 func TestStoreData(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newStore(t, srv.Addr, brredis.Options{Prefix: "test:"})
+	s := newStore(t, srv.Addr, brredis.Config{Prefix: "test:"})
 	data, err := s.GetData("k")
 	require.NoError(t, err)
 	assert.Nil(t, data)
@@ -165,10 +165,10 @@ var fleetConfig = breaker.Config{
 
 func newInstance(t *testing.T, addr string) *instance {
 	t.Helper()
-	return newInstanceWith(t, addr, brredis.Options{})
+	return newInstanceWith(t, addr, brredis.Config{})
 }
 
-func newInstanceWith(t *testing.T, addr string, o brredis.Options) *instance {
+func newInstanceWith(t *testing.T, addr string, o brredis.Config) *instance {
 	t.Helper()
 	in := &instance{}
 	c := fleetConfig
@@ -235,7 +235,7 @@ func TestCallsRunConcurrentlyAcrossInstances(t *testing.T) {
 
 func TestAnUnreachableRedisFallsBackToLocalCounts(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newInstanceWith(t, srv.Addr, brredis.Options{Recheck: 100 * time.Millisecond})
+	a := newInstanceWith(t, srv.Addr, brredis.Config{Recheck: 100 * time.Millisecond})
 	srv.Stop()
 	a.failing.Store(true)
 	for range 3 {
@@ -255,7 +255,7 @@ func TestAKeyFirstSeenWhileRedisIsDownIsGuardedLocally(t *testing.T) {
 	// while Redis is down goes through, counted locally, as any call does
 	// once Redis failed.
 	srv := redistest.Start(t)
-	a := newInstanceWith(t, srv.Addr, brredis.Options{OpTimeout: opTimeout, Recheck: time.Minute})
+	a := newInstanceWith(t, srv.Addr, brredis.Config{OpTimeout: opTimeout, Recheck: time.Minute})
 	srv.Stop()
 	a.failing.Store(true)
 	for i := range 4 {

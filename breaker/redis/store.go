@@ -20,9 +20,9 @@ import (
 // whole LockWait.
 var ErrLockBusy = errors.New("breaker/redis: lock held by another instance")
 
-// Options configures a Store. The zero value is usable; see the package
+// Config configures a Store. The zero value is usable; see the package
 // documentation for the defaults.
-type Options struct {
+type Config struct {
 	// Prefix is put before every key the Store writes.
 	Prefix string
 	// LockTTL is how long a lock lasts: a holder that crashed frees it after
@@ -50,7 +50,7 @@ type Options struct {
 // apart) and holds the lock for the whole request; Circuit does neither.
 type Store struct {
 	client goredis.UniversalClient
-	o      Options
+	o      Config
 	mu     sync.Mutex
 	held   map[string][]string // Lock's holders in this process: tokens by key, oldest first
 }
@@ -66,7 +66,7 @@ return 0`)
 
 // NewStore returns a Store on client, or a *retry.InvalidError naming a nil
 // client or a bad option.
-func NewStore(client goredis.UniversalClient, o Options) (*Store, error) {
+func NewStore(client goredis.UniversalClient, o Config) (*Store, error) {
 	if isNil(client) {
 		return nil, invalid("redis.NewStore", nil, "the client must not be nil")
 	}
@@ -80,17 +80,17 @@ func NewStore(client goredis.UniversalClient, o Options) (*Store, error) {
 	return &Store{client: client, o: o, held: make(map[string][]string)}, nil
 }
 
-func (o Options) validate() error {
+func (o Config) validate() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"LockTTL", o.LockTTL}, {"LockWait", o.LockWait}, {"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}} {
 		if f.d < 0 {
-			return invalid("redis.Options."+f.name, f.d, "must not be negative")
+			return invalid("redis.Config."+f.name, f.d, "must not be negative")
 		}
 	}
 	if o.LockTTL > 0 && o.LockTTL < time.Millisecond {
-		return invalid("redis.Options.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
+		return invalid("redis.Config.LockTTL", o.LockTTL, "must be at least 1ms (0 means 2s)")
 	}
 	return nil
 }

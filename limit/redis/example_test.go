@@ -14,7 +14,7 @@ import (
 func ExampleNew() {
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
 	defer client.Close()
-	l, err := lredis.New(client, "llm-api-key-7", lredis.Options{Prefix: "prod:"})
+	l, err := lredis.New(client, "llm-api-key-7", lredis.Config{Prefix: "prod:"})
 	if err != nil {
 		panic(err) // a bad option
 	}

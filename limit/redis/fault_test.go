@@ -36,7 +36,7 @@ const (
 // heal brings it back, the fleet decides again after Recheck.
 func fallsBack(t *testing.T, fault, heal func(*redistest.Server)) {
 	srv := redistest.Start(t)
-	l := newLimiter(t, srv.Addr, "k", lredis.Options{OpTimeout: opTimeout, Recheck: recheck,
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{OpTimeout: opTimeout, Recheck: recheck,
 		Adaptive: limit.AdaptiveConfig{MinRate: 1000}})
 	ctx := context.Background()
 	require.True(t, l.Acquire(ctx, time.Second), "the fleet's measurement starts")

@@ -65,7 +65,7 @@ func TestAFleetSharingOneLimitBehavesAsOneClient(t *testing.T) {
 	var acc, thr int
 	var wg sync.WaitGroup
 	for range instances {
-		l := newLimiter(t, srv.Addr, "shared-key", lredis.Options{})
+		l := newLimiter(t, srv.Addr, "shared-key", lredis.Config{})
 		for range workers {
 			wg.Go(func() {
 				ctx := context.Background()

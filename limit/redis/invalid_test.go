@@ -23,12 +23,12 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"New(nil, …)", second(lredis.New(nil, "k", lredis.Options{}))},
-		{"New((*Client)(nil), …)", second(lredis.New(nilClient, "k", lredis.Options{}))},
-		{"New(…, \"\", …)", second(lredis.New(client, "", lredis.Options{}))},
-		{"New with a negative OpTimeout", second(lredis.New(client, "k", lredis.Options{OpTimeout: -1}))},
-		{"New with a TTL under 1ms", second(lredis.New(client, "k", lredis.Options{TTL: time.Microsecond}))},
-		{"New with a bad Beta", second(lredis.New(client, "k", lredis.Options{Adaptive: limit.AdaptiveConfig{Beta: 2}}))},
+		{"New(nil, …)", second(lredis.New(nil, "k", lredis.Config{}))},
+		{"New((*Client)(nil), …)", second(lredis.New(nilClient, "k", lredis.Config{}))},
+		{"New(…, \"\", …)", second(lredis.New(client, "", lredis.Config{}))},
+		{"New with a negative OpTimeout", second(lredis.New(client, "k", lredis.Config{OpTimeout: -1}))},
+		{"New with a TTL under 1ms", second(lredis.New(client, "k", lredis.Config{TTL: time.Microsecond}))},
+		{"New with a bad Beta", second(lredis.New(client, "k", lredis.Config{Adaptive: limit.AdaptiveConfig{Beta: 2}}))},
 		{"(*Limiter)(nil).Validate", nilL.Validate()},
 		{"Limiter{}.Validate", zero.Validate()},
 	}
@@ -41,7 +41,7 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		assert.Zero(t, l.Rate())
 	}
 	assert.Nil(t, nilL.Local())
-	l, err := lredis.New(client, "k", lredis.Options{})
+	l, err := lredis.New(client, "k", lredis.Config{})
 	require.NoError(t, err)
 	assert.False(t, l.Acquire(nil, time.Second), "a nil context") //nolint:staticcheck
 }

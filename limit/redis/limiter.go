@@ -16,9 +16,9 @@ import (
 	"github.com/retrykit/retry/limit"
 )
 
-// Options configures a Limiter. The zero value is usable; see the package
+// Config configures a Limiter. The zero value is usable; see the package
 // documentation for the defaults.
-type Options struct {
+type Config struct {
 	// Prefix is put before the limit's key ("retry:limit:" + name).
 	Prefix string
 	// OpTimeout is the longest an Acquire waits for Redis, whatever the
@@ -48,7 +48,7 @@ type Options struct {
 type Limiter struct {
 	client goredis.UniversalClient
 	key    string
-	o      Options
+	o      Config
 	args   []any // the configuration part of the script's arguments
 	local  *limit.Adaptive
 
@@ -63,7 +63,7 @@ var _ limit.Limiter = (*Limiter)(nil)
 
 // New returns the Limiter named name on client, or a *retry.InvalidError
 // naming a nil client, an empty name or a bad option.
-func New(client goredis.UniversalClient, name string, o Options) (*Limiter, error) {
+func New(client goredis.UniversalClient, name string, o Config) (*Limiter, error) {
 	switch {
 	case client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil():
 		return nil, invalid("redis.New", nil, "the client must not be nil")
@@ -86,22 +86,22 @@ func New(client goredis.UniversalClient, name string, o Options) (*Limiter, erro
 	return l, nil
 }
 
-func (o Options) validate() error {
+func (o Config) validate() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"OpTimeout", o.OpTimeout}, {"Recheck", o.Recheck}, {"Sync", o.Sync}, {"TTL", o.TTL}} {
 		if f.d < 0 {
-			return invalid("redis.Options."+f.name, f.d, "must not be negative")
+			return invalid("redis.Config."+f.name, f.d, "must not be negative")
 		}
 	}
 	if o.TTL > 0 && o.TTL < time.Millisecond {
-		return invalid("redis.Options.TTL", o.TTL, "must be at least 1ms")
+		return invalid("redis.Config.TTL", o.TTL, "must be at least 1ms")
 	}
 	return nil
 }
 
-func (o Options) withDefaults() Options {
+func (o Config) withDefaults() Config {
 	o.OpTimeout = orDefault(o.OpTimeout, 200*time.Millisecond)
 	o.Recheck = orDefault(o.Recheck, time.Second)
 	o.Sync = orDefault(o.Sync, 50*time.Millisecond)

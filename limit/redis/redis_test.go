@@ -25,7 +25,7 @@ func newClient(t *testing.T, addr string) *goredis.Client {
 	return c
 }
 
-func newLimiter(t *testing.T, addr, name string, o lredis.Options) *lredis.Limiter {
+func newLimiter(t *testing.T, addr, name string, o lredis.Config) *lredis.Limiter {
 	t.Helper()
 	l, err := lredis.New(newClient(t, addr), name, o)
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func newLimiter(t *testing.T, addr, name string, o lredis.Options) *lredis.Limit
 
 func TestTheFleetWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLimiter(t, srv.Addr, "k", lredis.Options{})
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{})
 	ctx := context.Background()
 	l.Record(ctx, throttled) // the very first answer is a 429
 	require.True(t, l.Acquire(ctx, time.Second))
@@ -43,9 +43,9 @@ func TestTheFleetWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
 
 func TestAThrottleSeenByOneInstanceLimitsTheOthers(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newLimiter(t, srv.Addr, "api-key-1", lredis.Options{})
-	b := newLimiter(t, srv.Addr, "api-key-1", lredis.Options{})
-	other := newLimiter(t, srv.Addr, "api-key-2", lredis.Options{})
+	a := newLimiter(t, srv.Addr, "api-key-1", lredis.Config{})
+	b := newLimiter(t, srv.Addr, "api-key-1", lredis.Config{})
+	other := newLimiter(t, srv.Addr, "api-key-2", lredis.Config{})
 	ctx := context.Background()
 
 	require.True(t, b.Acquire(ctx, time.Second))
@@ -70,7 +70,7 @@ func TestAThrottleSeenByOneInstanceLimitsTheOthers(t *testing.T) {
 
 func TestTheFleetPacesItsTurns(t *testing.T) {
 	srv := redistest.Start(t)
-	o := lredis.Options{Adaptive: limit.AdaptiveConfig{Burst: time.Millisecond}}
+	o := lredis.Config{Adaptive: limit.AdaptiveConfig{Burst: time.Millisecond}}
 	a := newLimiter(t, srv.Addr, "k", o)
 	b := newLimiter(t, srv.Addr, "k", o)
 	ctx := context.Background()
@@ -86,7 +86,7 @@ func TestTheFleetPacesItsTurns(t *testing.T) {
 
 func TestMaxWaitBoundsTheWaitForATurn(t *testing.T) {
 	srv := redistest.Start(t)
-	l := newLimiter(t, srv.Addr, "k", lredis.Options{Adaptive: limit.AdaptiveConfig{MinRate: 20, Burst: time.Millisecond}})
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{Adaptive: limit.AdaptiveConfig{MinRate: 20, Burst: time.Millisecond}})
 	ctx := context.Background()
 	require.True(t, l.Acquire(ctx, time.Second), "the fleet's measurement starts")
 	time.Sleep(time.Second)
