@@ -32,7 +32,9 @@ func TestFirstAttemptSuccessAllocatesNothing(t *testing.T) {
 }
 
 func TestRetriesAllocateOnlyTheTimer(t *testing.T) {
-	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Nanosecond)), retry.WithJitter(jitter.None{}))
+	// Without a budget: every call of this test fails twice, which a budget
+	// would soon refuse (it would measure the refusals).
+	r, err := retry.New(retry.WithBackoff(backoff.Constant(time.Nanosecond)), retry.WithJitter(jitter.None{}), retry.WithoutBudget())
 	require.NoError(t, err)
 	transient := errors.New("transient")
 	twoRetries := func(ctx context.Context) float64 {
@@ -80,7 +82,9 @@ func BenchmarkDoParallel(b *testing.B) {
 }
 
 func BenchmarkDoTwoRetries(b *testing.B) {
-	r, _ := retry.New(retry.WithBackoff(backoff.Constant(time.Nanosecond)), retry.WithJitter(jitter.None{}))
+	// Without a budget, which would refuse the retries of a call that always
+	// fails twice.
+	r, _ := retry.New(retry.WithBackoff(backoff.Constant(time.Nanosecond)), retry.WithJitter(jitter.None{}), retry.WithoutBudget())
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

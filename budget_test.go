@@ -72,7 +72,7 @@ func TestBudgetsBoundTheCallsToADeadDependency(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			dep := &dependency{}
 			dep.down.Store(true)
-			exhausted, denied := storm(t, callers, retrier(t), dep)
+			exhausted, denied := storm(t, callers, retrier(t, retry.WithoutBudget()), dep)
 			assert.Equal(t, int64(4*callers), dep.calls.Load())
 			assert.Equal(t, callers, exhausted)
 			assert.Zero(t, denied)
@@ -204,3 +204,81 @@ func TestAPolicyAfterABudgetKeepsTheBudget(t *testing.T) {
 	assert.ErrorIs(t, err, retry.ErrBudget, "the first failure emptied the bucket")
 	assert.Equal(t, 1, s.calls)
 }
+
+// Every Retrier has a retry budget of its own unless told otherwise: a token
+// bucket with package budget's defaults (500 tokens; a transient failure
+// takes 5, a success puts 1 back; no retry at or below 250).
+func TestEveryRetrierHasADefaultBudget(t *testing.T) {
+	sequential := func(t *testing.T, r *retry.Retrier, dep *dependency, calls int) (refused int) {
+		t.Helper()
+		for range calls {
+			if errors.Is(r.Do(t.Context(), dep.call), retry.ErrBudget) {
+				refused++
+			}
+		}
+		return refused
+	}
+	t.Run("a dependency that is down stops being retried within a few dozen failures", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dep := &dependency{}
+			dep.down.Store(true)
+			r := retrier(t) // 4 attempts a call
+			refused := sequential(t, r, dep, 100)
+			// 50 failures take the bucket from 500 to 250: the 12 calls
+			// before make 4 attempts each, the 13th 2 (its second failure
+			// reaches 250), and the 87 after it one each.
+			assert.Equal(t, int64(12*4+2+87), dep.calls.Load(), "against 400 without a budget")
+			assert.Equal(t, 88, refused)
+		})
+	})
+	t.Run("WithoutBudget retries whatever the share of failures", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dep := &dependency{}
+			dep.down.Store(true)
+			refused := sequential(t, retrier(t, retry.WithoutBudget()), dep, 100)
+			assert.Equal(t, int64(400), dep.calls.Load())
+			assert.Zero(t, refused)
+		})
+	})
+	t.Run("successes refill it: retries come back once the dependency does", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dep := &dependency{}
+			dep.down.Store(true)
+			r := retrier(t)
+			require.Positive(t, sequential(t, r, dep, 200), "drained")
+			dep.down.Store(false)
+			assert.Zero(t, sequential(t, r, dep, 300), "each success puts a token back: 300 from empty")
+			dep.down.Store(true)
+			before := dep.calls.Load()
+			assert.Zero(t, sequential(t, r, dep, 1), "above the threshold again: the call is retried")
+			assert.Equal(t, int64(4), dep.calls.Load()-before)
+		})
+	})
+	t.Run("a Retrier derived with With shares it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dep := &dependency{}
+			dep.down.Store(true)
+			r := retrier(t)
+			once, err := r.With(retry.WithMaxAttempts(2))
+			require.NoError(t, err)
+			sequential(t, once, dep, 50) // 50 failures through the derived Retrier
+			before := dep.calls.Load()
+			assert.Equal(t, 1, sequential(t, r, dep, 1), "the original's budget is drained too")
+			assert.Equal(t, int64(1), dep.calls.Load()-before)
+		})
+	})
+	t.Run("WithBudget replaces it, and a later WithoutBudget removes that", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dep := &dependency{}
+			dep.down.Store(true)
+			sequential(t, retrier(t, retry.WithBudget(refuseAll{}), retry.WithoutBudget()), dep, 10)
+			assert.Equal(t, int64(40), dep.calls.Load())
+		})
+	})
+}
+
+// refuseAll is a budget that refuses every retry.
+type refuseAll struct{}
+
+func (refuseAll) Allow() bool           { return false }
+func (refuseAll) Record(budget.Attempt) {}

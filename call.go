@@ -334,13 +334,29 @@ func (c *call) record(n int, err error, p breaker.Permit, lost bool) classify.De
 
 // failed tells the stages of attempt n's failure, classified d.
 func (c *call) failed(n int, err error, d classify.Decision, p breaker.Permit, lost bool) {
-	switch {
-	case lost:
-		c.tell(n, budget.Other, limit.Outcome{Result: limit.Other}, p, breaker.Excluded)
-	case c.ctx.Err() != nil: // the caller gave up: nothing learnt of the dependency
-		c.tell(n, budget.Other, limit.OutcomeOf(err, d), p, breaker.Excluded)
-	default:
-		c.tell(n, outcome(d), limit.OutcomeOf(err, d), p, breakerOutcome(err, d))
+	canceled := c.ctx.Err() != nil // the caller gave up: nothing learnt of the dependency
+	if b := c.r.budget; b != nil {
+		o := outcome(d)
+		if lost || canceled {
+			o = budget.Other
+		}
+		b.Record(budget.Attempt{Retry: n > 1, Outcome: o})
+	}
+	if l := c.r.limiter; l != nil {
+		o := limit.Outcome{Result: limit.Other}
+		if !lost {
+			o = limit.OutcomeOf(err, d)
+		}
+		l.Record(c.ctx, o)
+	}
+	if c.r.breakers != nil {
+		o := breaker.Excluded
+		if !lost && !canceled {
+			o = breakerOutcome(err, d)
+		}
+		p.Done(c.ctx, o)
+	}
+	if !lost && !canceled {
 		c.r.cooldowns.Observe(c.ctx, c.key, err, d, c.r.obs)
 	}
 }
@@ -413,10 +429,15 @@ func server(err error, d classify.Decision) classify.Decision {
 }
 
 // outcome tells a retry budget what a classified failure says about the
-// dependency.
+// dependency. A transaction's serialization failure or deadlock, or a key
+// another request holds, says the dependency is working and the work
+// contends: retrying it is the protocol, not a load the dependency cannot
+// take, and does not spend the budget.
 func outcome(d classify.Decision) budget.Outcome {
 	switch {
 	case d.Verdict != classify.Retry:
+		return budget.Other
+	case d.Reason == classify.ReasonSerialization, d.Reason == classify.ReasonDeadlock, d.Reason == classify.ReasonKeyInProgress:
 		return budget.Other
 	case d.Timeout:
 		return budget.TimedOut

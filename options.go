@@ -26,6 +26,7 @@ type config struct {
 	observers   []observe.Observer
 	src         jitter.Source
 	budget      budget.Budget
+	noBudget    bool // WithoutBudget: no default budget either
 	limiter     limit.Limiter
 	breakers    *breaker.Breakers
 	cooldowns   *breaker.Cooldowns
@@ -165,14 +166,31 @@ func Idempotent() Option {
 // budget.Budget) with every call of the Retrier, and with every other
 // Retrier given the same budget. When it refuses a retry the call ends at once
 // with the last error and ErrBudget.
+//
+// Without it, every Retrier has a budget of its own: a budget.TokenBucket
+// with the default configuration (500 tokens; a transient failure takes 5,
+// a timeout 10, a success puts 1 back; no retry at or below 250). It lets
+// retries through while failures are rare, and stops them within a few
+// dozen failures when a dependency fails for everyone, so that the retries
+// of a Retrier shared by a process's calls to a dependency cannot keep that
+// dependency down after it comes back (bench/storm). WithoutBudget removes
+// it.
 func WithBudget(b budget.Budget) Option {
 	return func(c *config) *InvalidError {
 		if err := check("WithBudget", b); err != nil {
 			return err
 		}
-		c.budget = b
+		c.budget, c.noBudget = b, false
 		return nil
 	}
+}
+
+// WithoutBudget makes a Retrier retry whatever the share of failures,
+// without the default retry budget (see WithBudget): for a Retrier whose
+// calls are few, or whose budget is enforced elsewhere. A later WithBudget
+// gives it one again.
+func WithoutBudget() Option {
+	return func(c *config) *InvalidError { c.budget, c.noBudget = nil, true; return nil }
 }
 
 // Outermost makes this loop the one layer that retries. Retry loops nested in

@@ -94,6 +94,9 @@ func asInvalid(err error) *InvalidError {
 }
 
 func build(c config) *Retrier {
+	if c.budget == nil && !c.noBudget {
+		c.budget = defaultBudget() // kept in c, so that With shares it
+	}
 	r := &Retrier{c: c, p: c.p, budget: c.budget, limiter: c.limiter, breakers: c.breakers, cooldowns: c.cooldowns,
 		src: c.src, outermost: c.outermost, obs: join(c.observers), built: true}
 	if r.src == nil {
@@ -104,10 +107,24 @@ func build(c config) *Retrier {
 	}
 	r.gated = r.cooldowns != nil || r.breakers.PerAttempt() || r.limiter != nil
 	r.staged = r.budget != nil || r.limiter != nil || r.breakers != nil || r.cooldowns != nil
-	r.fast = r.obs == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.budget == nil && r.limiter == nil &&
+	r.fast = r.obs == nil && !r.p.RequireKey && r.p.AttemptTimeout <= 0 && r.limiter == nil &&
 		!r.outermost && r.breakers == nil && r.cooldowns == nil
 	return r
 }
+
+// defaultBudget is the retry budget of a Retrier built without WithBudget
+// or WithoutBudget: a token bucket with the defaults of package budget.
+func defaultBudget() budget.Budget {
+	b, err := budget.NewTokenBucket(budget.TokenBucketConfig{})
+	if err != nil {
+		panic(err) // the zero configuration is valid
+	}
+	return b
+}
+
+// succeeded is the Attempt a budget records for a first attempt that
+// succeeded.
+var succeeded = budget.Attempt{Outcome: budget.Succeeded}
 
 // defaultChain is what every Retrier applies after the caller's classifiers:
 // the built-in table, and cenkalti/backoff v4's Permanent marker, so that
@@ -141,12 +158,15 @@ func (r *Retrier) ready() (*Retrier, error) {
 // *Error. op receives the context for its attempt.
 func (r *Retrier) Do(ctx context.Context, op func(context.Context) error) error {
 	if r != nil && r.fast && op != nil && ctx != nil && ctx.Err() == nil {
-		// The hot path: no stage, no observer, no per-attempt context; one
-		// monotonic clock read so that Elapsed covers the whole call if it
-		// fails.
+		// The hot path: no stage but the budget, no observer, no per-attempt
+		// context; one monotonic clock read so that Elapsed covers the whole
+		// call if it fails.
 		start := monoNow()
 		if err := op(ctx); err != nil {
 			return r.resume(ctx, op, err, start)
+		}
+		if r.budget != nil { // a full bucket reads one atomic word
+			r.budget.Record(succeeded)
 		}
 		return nil
 	}

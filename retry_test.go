@@ -726,7 +726,7 @@ func TestDecorrelatedJitterGrowsFromThePreviousWait(t *testing.T) {
 func TestASharedRetrierIsSafeForConcurrentUse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ev events
-		r := exact(t, retry.WithObserver(observe.Func(ev.hook)), retry.WithMaxAttempts(4))
+		r := exact(t, retry.WithObserver(observe.Func(ev.hook)), retry.WithMaxAttempts(4), retry.WithoutBudget())
 		var wg sync.WaitGroup
 		scripts := make([]*script, 50)
 		for i := range scripts {

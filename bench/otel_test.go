@@ -56,7 +56,8 @@ func BenchmarkOTel(b *testing.B) {
 			h.Record(ctx, 0.001, opts...)
 		}
 	})
-	flaky := []retry.Option{retry.WithMaxAttempts(attempts), retry.WithBackoff(backoff.Constant(flakyDelay)), retry.WithJitter(jitter.None{})}
+	flaky := []retry.Option{retry.WithMaxAttempts(attempts), retry.WithBackoff(backoff.Constant(flakyDelay)), retry.WithJitter(jitter.None{}),
+		retry.WithoutBudget()} // every call fails twice: the default budget would refuse them
 	for _, c := range []struct {
 		name string
 		r    *retry.Retrier

@@ -52,6 +52,14 @@ type AdaptiveConfig struct {
 	// Window is how far back the accepted and sent rates are measured.
 	// 0 means 1s.
 	Window time.Duration
+	// Timeouts takes an attempt that timed out (TimedOut) as a throttled
+	// answer: a cut to Beta times the accepted rate. A dependency that
+	// stops answering in time is overloaded more often than it is down,
+	// and the attempts that time out are what keep it so: with Timeouts, a
+	// limiter shared by the callers of a dependency sheds their load when
+	// it stalls, instead of filling its queue with work whose clients have
+	// given up. false (the default): a timeout says nothing of the rate.
+	Timeouts bool
 	// Now, if set, is the limiter's clock: a monotonic reading that never
 	// goes back. It lets a simulation run the limiter in virtual time. The
 	// default reads the monotonic clock.
@@ -310,10 +318,10 @@ func (a *Adaptive) Record(_ context.Context, o Outcome) {
 		return
 	}
 	a.answered.Add(1)
-	switch o.Result {
-	case Accepted:
+	switch {
+	case o.Result == Accepted:
 		a.accepted.Add(1)
-	case Throttled:
+	case o.Result == Throttled, o.Result == TimedOut && a.c.Timeouts:
 		a.throttled(o.RetryAfter)
 		return
 	}

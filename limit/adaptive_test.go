@@ -245,3 +245,22 @@ func TestAdaptiveWaitsForAMeasurementBeforeItsFirstCut(t *testing.T) {
 	a.Record(context.Background(), throttled)
 	assert.InDelta(t, 0.9*20/0.21, a.Rate(), 5, "the next one cuts, to the rate accepted since")
 }
+
+func TestAdaptiveTakesATimeoutAsAThrottleOnlyWhenToldTo(t *testing.T) {
+	timedOut := limit.Outcome{Result: limit.TimedOut}
+	t.Run("by default a timeout says nothing of the rate", func(t *testing.T) {
+		c := &clock{}
+		a := newAdaptive(t, c)
+		feed(a, c, 200, 2*time.Second)
+		a.Record(context.Background(), timedOut)
+		assert.True(t, a.Rate() > 1e300, "no limit set")
+	})
+	t.Run("with Timeouts a timeout cuts to the accepted rate", func(t *testing.T) {
+		c := &clock{}
+		a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now, Timeouts: true})
+		require.NoError(t, err)
+		feed(a, c, 200, 2*time.Second) // the dependency answers 100 a second in time
+		a.Record(context.Background(), timedOut)
+		assert.InDelta(t, 90, a.Rate(), 1, "0.9 of the rate answered in time")
+	})
+}

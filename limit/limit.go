@@ -37,11 +37,16 @@ const (
 	// a gRPC RESOURCE_EXHAUSTED with a wait to retry after).
 	Throttled
 	// Other: the attempt ended without a word from the server about its
-	// rate (a connection error, a timeout, the caller's cancellation).
+	// rate (a connection error, the caller's cancellation).
 	Other
+	// TimedOut: the attempt got no answer in time after it was sent. A
+	// dependency that stops answering in time is often one that is
+	// overloaded: an Adaptive configured with Timeouts takes it as a
+	// throttled answer; otherwise it counts as Other.
+	TimedOut
 )
 
-// String returns "accepted", "throttled" or "other".
+// String returns "accepted", "throttled", "other" or "timed out".
 func (r Result) String() string {
 	switch r {
 	case Accepted:
@@ -50,6 +55,8 @@ func (r Result) String() string {
 		return "throttled"
 	case Other:
 		return "other"
+	case TimedOut:
+		return "timed out"
 	}
 	return "result(?)"
 }
@@ -86,7 +93,9 @@ func answered(reason string) bool {
 // (classify.ReasonGRPCResourceExhausted, classified Retry: grpcretry does so
 // when the server sets a pushback trailer or a RetryInfo detail); a failure
 // that stops the call (a 4xx, a gRPC NOT_FOUND, say) was answered by the
-// server, so it is Accepted; any other failure — a connection error, a 5xx,
+// server, so it is Accepted; an attempt that timed out after it was sent
+// (classify.ReasonTimeout, a gRPC DEADLINE_EXCEEDED of the attempt's own, a
+// decision marked Timeout) is TimedOut; any other failure — a connection error, a 5xx,
 // gRPC UNAVAILABLE, the caller's cancellation, a RESOURCE_EXHAUSTED without
 // a wait (a quota, not a rate), an error nothing recognised — is Other.
 func OutcomeOf(err error, d classify.Decision) Outcome {
@@ -98,6 +107,8 @@ func OutcomeOf(err error, d classify.Decision) Outcome {
 		return Outcome{Result: Throttled, RetryAfter: d.RetryAfter}
 	case d.Reason == classify.ReasonGRPCResourceExhausted:
 		return Outcome{Result: Other}
+	case d.Timeout || d.Reason == classify.ReasonTimeout || d.Reason == classify.ReasonGRPCDeadlineExceeded:
+		return Outcome{Result: TimedOut}
 	case d.Verdict == classify.Stop && answered(d.Reason):
 		return Outcome{Result: Accepted}
 	}

@@ -3,7 +3,9 @@ package limit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +35,7 @@ func TestOutcomeOfTellsWhatAnAnswerSaysAboutTheRateLimit(t *testing.T) {
 		{"a 404 was answered: accepted", status(404, ""), limit.Outcome{Result: limit.Accepted}},
 		{"a 503 says nothing of the rate", status(503, "1"), limit.Outcome{Result: limit.Other}},
 		{"a connection reset says nothing of the rate", syscall.ECONNRESET, limit.Outcome{Result: limit.Other}},
+		{"an attempt that got no answer in time timed out", fmt.Errorf("read: %w", os.ErrDeadlineExceeded), limit.Outcome{Result: limit.TimedOut}},
 		{"the caller's cancellation says nothing", context.Canceled, limit.Outcome{Result: limit.Other}},
 		{"an unknown error says nothing", errors.New("odd"), limit.Outcome{Result: limit.Other}},
 	}
@@ -76,7 +79,7 @@ func TestOutcomeOfReadsGRPCReasons(t *testing.T) {
 		{"RESOURCE_EXHAUSTED with a wait of zero is throttled", retry(classify.ReasonGRPCResourceExhausted), limit.Throttled},
 		{"RESOURCE_EXHAUSTED without a wait is a quota, not a rate", stop(classify.ReasonGRPCResourceExhausted), limit.Other},
 		{"UNAVAILABLE says nothing of the rate", retry(classify.ReasonGRPCUnavailable), limit.Other},
-		{"DEADLINE_EXCEEDED says nothing of the rate", classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonGRPCDeadlineExceeded, Timeout: true}, limit.Other},
+		{"DEADLINE_EXCEEDED timed out", classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonGRPCDeadlineExceeded, Timeout: true}, limit.TimedOut},
 		{"INTERNAL says nothing of the rate", retry(classify.ReasonGRPCInternal), limit.Other},
 		{"UNKNOWN says nothing of the rate", retry(classify.ReasonGRPCUnknown), limit.Other},
 		{"CANCELLED is the caller's", stop(classify.ReasonGRPCCanceled), limit.Other},

@@ -184,10 +184,10 @@ func (l *Limiter) Record(ctx context.Context, o limit.Outcome) {
 		return
 	}
 	l.local.Record(ctx, o)
-	switch o.Result {
-	case limit.Accepted:
+	switch {
+	case o.Result == limit.Accepted:
 		l.accepted.Add(1)
-	case limit.Throttled:
+	case o.Result == limit.Throttled, o.Result == limit.TimedOut && l.o.Adaptive.Timeouts:
 		l.throttled.Add(1)
 		for ra := int64(o.RetryAfter); ; {
 			old := l.retryAfter.Load()
