@@ -88,7 +88,10 @@
 //
 // A retry budget (budget.TokenBucket or budget.Ratio) is shared by every call
 // that uses it: when a dependency fails for everyone, the budget stops the
-// retries of all of them, not just the attempts of one. A client-side rate
+// retries of all of them, not just the attempts of one. Every Retrier has one
+// unless told otherwise (WithBudget, WithoutBudget): a token bucket of its
+// own, so that a Retrier built once and shared by a process's calls to a
+// dependency cannot keep it down with retries after a stall. A client-side rate
 // limiter (limit.Adaptive or limit.Throttler) paces every attempt, the first
 // included, so that callers sharing one rate limit stop spending requests on
 // 429s.
@@ -120,24 +123,24 @@
 //
 // # Defaults
 //
-//	| setting        | default                                        | option               |
-//	|----------------|------------------------------------------------|----------------------|
-//	| attempts       | 3 (the first and 2 retries)                    | WithMaxAttempts      |
-//	| schedule       | exponential, 100ms doubling to 10s             | WithBackoff          |
-//	| jitter         | full: uniform in [0, nominal)                  | WithJitter           |
-//	| longest wait   | 30s; a longer Retry-After is returned          | WithMaxDelay         |
-//	| time budget    | none (the context's deadline applies)          | WithMaxElapsed       |
-//	| attempt limit  | none                                           | WithAttemptTimeout   |
-//	| unrecognised   | retried, reported as "unclassified"            | Strict               |
-//	| timed out      | not retried unless idempotent or keyed         | Idempotent, key      |
-//	| randomness     | math/rand/v2, no lock                          | WithJitterSource     |
-//	| observers      | none                                           | WithObserver         |
-//	| logging        | none                                           | WithLogger           |
-//	| retry budget   | none                                           | WithBudget           |
-//	| rate limiter   | none                                           | WithLimiter          |
-//	| breakers       | none                                           | WithBreakers         |
-//	| cooldowns      | none                                           | WithCooldowns        |
-//	| retrying layer | the innermost loop                             | Outermost            |
+//	| setting        | default                                    | option                    |
+//	|----------------|--------------------------------------------|---------------------------|
+//	| attempts       | 3 (the first and 2 retries)                | WithMaxAttempts           |
+//	| schedule       | exponential, 100ms doubling to 10s         | WithBackoff               |
+//	| jitter         | full: uniform in [0, nominal)              | WithJitter                |
+//	| longest wait   | 30s; a longer Retry-After is returned      | WithMaxDelay              |
+//	| time budget    | none (the context's deadline applies)      | WithMaxElapsed            |
+//	| attempt limit  | none                                       | WithAttemptTimeout        |
+//	| unrecognised   | retried, reported as "unclassified"        | Strict                    |
+//	| timed out      | not retried unless idempotent or keyed     | Idempotent, key           |
+//	| randomness     | math/rand/v2, no lock                      | WithJitterSource          |
+//	| observers      | none                                       | WithObserver              |
+//	| logging        | none                                       | WithLogger                |
+//	| retry budget   | a token bucket of its own (package budget) | WithBudget, WithoutBudget |
+//	| rate limiter   | none                                       | WithLimiter               |
+//	| breakers       | none                                       | WithBreakers              |
+//	| cooldowns      | none                                       | WithCooldowns             |
+//	| retrying layer | the innermost loop                         | Outermost                 |
 //
 // Presets for LLM calls, database writes, emails, payments and health checks
 // are in package policy; use them with WithPolicy.

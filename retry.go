@@ -28,7 +28,7 @@ type Retrier struct {
 	classifier classify.Func    // the caller's classifiers, chained; nil: none
 	obs        observe.Observer // every observer, joined; nil: none
 	src        jitter.Source
-	budget     budget.Budget      // shared with other calls and Retriers; nil: none
+	budget     budget.Budget      // shared with other calls and Retriers; its own by default; nil: WithoutBudget
 	limiter    limit.Limiter      // shared likewise; nil: none
 	breakers   *breaker.Breakers  // shared likewise; nil: none
 	cooldowns  *breaker.Cooldowns // shared likewise; nil: none
