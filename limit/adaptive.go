@@ -3,6 +3,7 @@ package limit
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +86,10 @@ type AdaptiveConfig struct {
 // Patience; never above twice the rate sent. No cut is made before Hold of
 // measurement: a 429 at once says nothing of the server's rate.
 //
+// A caller that gives its ticket back (Return; Acquire does when its turn
+// would come after maxWait, or its context ends) leaves the line: the last
+// place is taken back, another one is skipped when its turn comes.
+//
 // Share one Adaptive among every caller of one rate limit (an API key, a
 // host): its methods are safe for concurrent use. Acquire is lock-free and
 // allocates nothing while it need not wait: one atomic load while the
@@ -114,6 +119,12 @@ type Adaptive struct {
 	wmax, k  float64
 	cut      time.Duration
 	refilled time.Duration // when the bucket was last filled
+	// gone holds, in order, the tickets given back while they waited,
+	// other than the last: their places are skipped when their turn
+	// comes (skip), and counted out of the waits of those behind them
+	// (Due).
+	gone    []int64
+	hasGone atomic.Bool // len(gone) > 0, read without the lock
 }
 
 // NewAdaptive returns a limiter that lets every attempt through until the
@@ -265,20 +276,86 @@ func (a *Adaptive) Due(t Ticket) time.Duration {
 	}
 	a.mu.Lock()
 	a.refill(a.c.Now())
+	short := int64(t) - a.produced.Load() - milli*int64(a.ahead(int64(t)))
 	a.mu.Unlock()
-	short := int64(t) - a.produced.Load()
 	if short <= 0 {
 		return 0
 	}
 	return max(duration(float64(short)/milli/a.Rate()), 1)
 }
 
-// Return gives back ticket t, which will not be used: the token it waited
-// for goes to the next in line.
-func (a *Adaptive) Return(Ticket) {
-	if a != nil && a.c.Now != nil {
+// Return gives back ticket t, which will not be used. A ticket already due
+// gives its token to the next in line. The last ticket handed out is taken
+// back, as if it had never been asked for: a caller refused at once, its
+// turn beyond its maxWait, leaves the line as it was. Any other ticket's
+// place is skipped when its turn comes: the turns behind it come one
+// earlier, and only those.
+//
+// (Giving a waiting ticket's token to the head of the line at once would
+// move every turn up, those ahead of it too, and leave its place to be
+// paid for by whoever comes last. When a cut pushes a long line past its
+// callers' maxWait, they all give their tickets back: the head would be
+// served in a burst at the moment the server can least take it, and the
+// places left at the end would refuse every new caller until the rate
+// had paid for them — minutes, at a rate cut to its minimum.)
+func (a *Adaptive) Return(t Ticket) {
+	switch {
+	case a == nil || a.c.Now == nil:
+	case int64(t) <= a.produced.Load():
 		a.produced.Add(milli)
+	case a.issued.CompareAndSwap(int64(t), int64(t)-milli):
+		if a.hasGone.Load() {
+			a.mu.Lock()
+			a.trim()
+			a.mu.Unlock()
+		}
+	default:
+		a.mu.Lock()
+		a.leave(int64(t))
+		a.mu.Unlock()
 	}
+}
+
+// leave records that waiting ticket t will not be used. a.mu is held.
+func (a *Adaptive) leave(t int64) {
+	i, _ := slices.BinarySearch(a.gone, t)
+	a.gone = slices.Insert(a.gone, i, t)
+	a.hasGone.Store(true)
+	a.skip()
+}
+
+// skip passes the places given back whose turn has come, and forgets
+// those passed. a.mu is held.
+func (a *Adaptive) skip() {
+	for len(a.gone) > 0 {
+		p, h := a.produced.Load(), a.gone[0]
+		if h-milli > p {
+			return // its turn is still to come
+		}
+		if a.gone = a.gone[1:]; h > p {
+			a.produced.Add(milli) // what was produced towards it goes to the next
+		}
+		a.hasGone.Store(len(a.gone) > 0)
+	}
+}
+
+// trim takes back the places given back at the end of the line. a.mu is
+// held.
+func (a *Adaptive) trim() {
+	for n := len(a.gone); n > 0; n-- {
+		last := a.gone[n-1]
+		if !a.issued.CompareAndSwap(last, last-milli) {
+			return // not at the end: a ticket was taken after it
+		}
+		a.gone = a.gone[:n-1]
+		a.hasGone.Store(n > 1)
+	}
+}
+
+// ahead counts the places given back in front of ticket t. a.mu is held.
+func (a *Adaptive) ahead(t int64) int {
+	i, _ := slices.BinarySearch(a.gone, t)
+	return i
 }
 
 // refill produces the tokens earned since the last refill at the current
@@ -297,7 +374,22 @@ func (a *Adaptive) refill(now time.Duration) {
 	if gain < burst {
 		a.refilled = min(a.refilled-elapsed+duration(float64(gain)/milli/rate), now)
 	}
-	full := a.issued.Load() + a.burst()
+	a.produce(gain, a.issued.Load()+a.burst())
+}
+
+// produce adds gain thousandths of a token to those produced, up to full,
+// skipping the places given back. a.mu is held.
+func (a *Adaptive) produce(gain, full int64) {
+	for a.skip(); len(a.gone) > 0 && gain > 0; a.skip() {
+		p := a.produced.Load()
+		step := min(gain, a.gone[0]-milli-p, full-p) // up to the next place given back
+		if step <= 0 {
+			break
+		}
+		if a.produced.CompareAndSwap(p, p+step) {
+			gain -= step
+		}
+	}
 	a.setProduced(func(p int64) int64 { return max(min(p+gain, full), p) })
 }
 
@@ -382,6 +474,8 @@ func (a *Adaptive) throttled(retryAfter time.Duration) {
 		a.refilled = now
 		issued := a.issued.Load()
 		a.setProduced(func(int64) int64 { return issued }) // an empty bucket
+		a.gone = a.gone[:0]
+		a.hasGone.Store(false)
 	}
 	a.wmax = max(accepted, a.c.MinRate)
 	// CUBIC's plateau: the rate is back at wmax k seconds after the cut,
