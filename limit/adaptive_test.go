@@ -351,10 +351,51 @@ func TestAdaptiveTakesATimeoutAsAThrottleOnlyWhenToldTo(t *testing.T) {
 	})
 	t.Run("with Timeouts a timeout cuts to the accepted rate", func(t *testing.T) {
 		c := &clock{}
-		a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now, Timeouts: true})
-		require.NoError(t, err)
+		a := newTimeouts(t, c)
 		feed(a, c, 200, 2*time.Second) // the dependency answers 100 a second in time
 		a.Record(context.Background(), timedOut)
 		assert.InDelta(t, 90, a.Rate(), 1, "0.9 of the rate answered in time")
 	})
+}
+
+func newTimeouts(t *testing.T, c *clock) *limit.Adaptive {
+	t.Helper()
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now, Timeouts: true})
+	require.NoError(t, err)
+	return a
+}
+
+// stalled is a limiter with Timeouts whose dependency answered 100 a
+// second in time for 2s, then stopped answering: 1s later, the first
+// attempt sent into the stall times out, and more time out for 5s.
+func stalled(t *testing.T) (*limit.Adaptive, *clock) {
+	c := &clock{}
+	a := newTimeouts(t, c)
+	feed(a, c, 200, 2*time.Second)
+	c.now += time.Second
+	for range 50 {
+		a.Record(context.Background(), limit.Outcome{Result: limit.TimedOut})
+		c.now += 100 * time.Millisecond
+	}
+	return a, c
+}
+
+func TestAdaptiveStallCutsToTheMinimumAndReturnsToTheRateBefore(t *testing.T) {
+	a, c := stalled(t)
+	assert.Equal(t, limit.AdaptiveConfig{}.WithDefaults().MinRate, a.Rate(), "nothing answered in time: as little as it may")
+	feed(a, c, 5, 100*time.Millisecond) // answers in time again
+	assert.InDelta(t, 90, a.Rate(), 5, "back on the curve to the 100 a second it took before the stall")
+	feed(a, c, 300, 3*time.Second)
+	assert.InDelta(t, 100, a.Rate(), 2, "there k = cbrt(100·0.1/0.4) ≈ 2.9s after the cut")
+}
+
+func TestAdaptiveTimeoutCutGrowsAsTheCubeBeyondTheRateBefore(t *testing.T) {
+	// After a throttled answer the rate probes 2% a second past the last
+	// accepted rate for Patience (TestAdaptiveGrowsBackAlongCubicThenProbesSlowly);
+	// after a timeout it grows as CUBIC does at once: capacity comes back.
+	a, c := stalled(t)
+	feed(a, c, 2400, 8*time.Second) // the callers would send 300 a second
+	// 8s after the cut, x = 8 − 2.9 past the curve's plateau at 100.
+	x := 8 - 2.92
+	assert.InDelta(t, 100+2*x+0.4*x*x*x, a.Rate(), 6)
 }
