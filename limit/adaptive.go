@@ -3,6 +3,7 @@ package limit
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,9 @@ const (
 )
 
 // Patience is how long past its return to the last accepted rate an
-// Adaptive limiter probes linearly before it grows again as CUBIC does.
+// Adaptive limiter probes linearly, after a throttled answer, before it
+// grows again as CUBIC does. After a timeout (AdaptiveConfig.Timeouts) it
+// grows as CUBIC does at once.
 const Patience = 10 * time.Second
 
 // milli is the fixed-point scale of the token count: a thousandth of a token.
@@ -53,12 +56,17 @@ type AdaptiveConfig struct {
 	// 0 means 1s.
 	Window time.Duration
 	// Timeouts takes an attempt that timed out (TimedOut) as a throttled
-	// answer: a cut to Beta times the accepted rate. A dependency that
-	// stops answering in time is overloaded more often than it is down,
-	// and the attempts that time out are what keep it so: with Timeouts, a
-	// limiter shared by the callers of a dependency sheds their load when
-	// it stalls, instead of filling its queue with work whose clients have
-	// given up. false (the default): a timeout says nothing of the rate.
+	// answer: a cut to Beta times the rate answered in time — next to
+	// nothing while the dependency stalls. A dependency that stops
+	// answering in time is overloaded more often than it is down, and the
+	// attempts that time out are what keep it so: with Timeouts, a limiter
+	// shared by the callers of a dependency sheds their load when it
+	// stalls, instead of filling its queue with work whose clients have
+	// given up. Once answers come in time again, the rate returns along
+	// CUBIC's curve to what the dependency accepted before the timeouts
+	// began, and grows past it as the cube at once (no Patience): a
+	// capacity comes back, where a rate limit seldom moves. false (the
+	// default): a timeout says nothing of the rate.
 	Timeouts bool
 	// Now, if set, is the limiter's clock: a monotonic reading that never
 	// goes back. It lets a simulation run the limiter in virtual time. The
@@ -83,7 +91,13 @@ type AdaptiveConfig struct {
 // accepted rate of the last cut, not before the server's Retry-After has
 // passed; beyond it, by Probe a second, and as CUBIC's cube again only after
 // Patience; never above twice the rate sent. No cut is made before Hold of
-// measurement: a 429 at once says nothing of the server's rate.
+// measurement: a 429 at once says nothing of the server's rate. With
+// Timeouts, a timeout is a throttled answer whose curve returns to the rate
+// accepted before the timeouts began (see AdaptiveConfig.Timeouts).
+//
+// A caller that gives its ticket back (Return; Acquire does when its turn
+// would come after maxWait, or its context ends) leaves the line: the last
+// place is taken back, another one is skipped when its turn comes.
 //
 // Share one Adaptive among every caller of one rate limit (an API key, a
 // host): its methods are safe for concurrent use. Acquire is lock-free and
@@ -114,6 +128,19 @@ type Adaptive struct {
 	wmax, k  float64
 	cut      time.Duration
 	refilled time.Duration // when the bucket was last filled
+	// peak is the rate the server accepted over the last Window measured
+	// a Window or more after any cut: what it took before its latest
+	// trouble, the level a timeout's curve returns to.
+	peak float64
+	// gone holds, in order, the tickets given back while they waited,
+	// other than the last: their places are skipped when their turn
+	// comes (skip), and counted out of the waits of those behind them
+	// (Due).
+	gone    []int64
+	hasGone atomic.Bool // len(gone) > 0, read without the lock
+	// patience is how long past wmax the last cut waits to grow as the
+	// cube: Patience after a throttled answer, none after a timeout.
+	patience float64
 }
 
 // NewAdaptive returns a limiter that lets every attempt through until the
@@ -265,20 +292,86 @@ func (a *Adaptive) Due(t Ticket) time.Duration {
 	}
 	a.mu.Lock()
 	a.refill(a.c.Now())
+	short := int64(t) - a.produced.Load() - milli*int64(a.ahead(int64(t)))
 	a.mu.Unlock()
-	short := int64(t) - a.produced.Load()
 	if short <= 0 {
 		return 0
 	}
 	return max(duration(float64(short)/milli/a.Rate()), 1)
 }
 
-// Return gives back ticket t, which will not be used: the token it waited
-// for goes to the next in line.
-func (a *Adaptive) Return(Ticket) {
-	if a != nil && a.c.Now != nil {
+// Return gives back ticket t, which will not be used. A ticket already due
+// gives its token to the next in line. The last ticket handed out is taken
+// back, as if it had never been asked for: a caller refused at once, its
+// turn beyond its maxWait, leaves the line as it was. Any other ticket's
+// place is skipped when its turn comes: the turns behind it come one
+// earlier, and only those.
+//
+// (Giving a waiting ticket's token to the head of the line at once would
+// move every turn up, those ahead of it too, and leave its place to be
+// paid for by whoever comes last. When a cut pushes a long line past its
+// callers' maxWait, they all give their tickets back: the head would be
+// served in a burst at the moment the server can least take it, and the
+// places left at the end would refuse every new caller until the rate
+// had paid for them — minutes, at a rate cut to its minimum.)
+func (a *Adaptive) Return(t Ticket) {
+	switch {
+	case a == nil || a.c.Now == nil:
+	case int64(t) <= a.produced.Load():
 		a.produced.Add(milli)
+	case a.issued.CompareAndSwap(int64(t), int64(t)-milli):
+		if a.hasGone.Load() {
+			a.mu.Lock()
+			a.trim()
+			a.mu.Unlock()
+		}
+	default:
+		a.mu.Lock()
+		a.leave(int64(t))
+		a.mu.Unlock()
 	}
+}
+
+// leave records that waiting ticket t will not be used. a.mu is held.
+func (a *Adaptive) leave(t int64) {
+	i, _ := slices.BinarySearch(a.gone, t)
+	a.gone = slices.Insert(a.gone, i, t)
+	a.hasGone.Store(true)
+	a.skip()
+}
+
+// skip passes the places given back whose turn has come, and forgets
+// those passed. a.mu is held.
+func (a *Adaptive) skip() {
+	for len(a.gone) > 0 {
+		p, h := a.produced.Load(), a.gone[0]
+		if h-milli > p {
+			return // its turn is still to come
+		}
+		if a.gone = a.gone[1:]; h > p {
+			a.produced.Add(milli) // what was produced towards it goes to the next
+		}
+		a.hasGone.Store(len(a.gone) > 0)
+	}
+}
+
+// trim takes back the places given back at the end of the line. a.mu is
+// held.
+func (a *Adaptive) trim() {
+	for n := len(a.gone); n > 0; n-- {
+		last := a.gone[n-1]
+		if !a.issued.CompareAndSwap(last, last-milli) {
+			return // not at the end: a ticket was taken after it
+		}
+		a.gone = a.gone[:n-1]
+		a.hasGone.Store(n > 1)
+	}
+}
+
+// ahead counts the places given back in front of ticket t. a.mu is held.
+func (a *Adaptive) ahead(t int64) int {
+	i, _ := slices.BinarySearch(a.gone, t)
+	return i
 }
 
 // refill produces the tokens earned since the last refill at the current
@@ -297,7 +390,22 @@ func (a *Adaptive) refill(now time.Duration) {
 	if gain < burst {
 		a.refilled = min(a.refilled-elapsed+duration(float64(gain)/milli/rate), now)
 	}
-	full := a.issued.Load() + a.burst()
+	a.produce(gain, a.issued.Load()+a.burst())
+}
+
+// produce adds gain thousandths of a token to those produced, up to full,
+// skipping the places given back. a.mu is held.
+func (a *Adaptive) produce(gain, full int64) {
+	for a.skip(); len(a.gone) > 0 && gain > 0; a.skip() {
+		p := a.produced.Load()
+		step := min(gain, a.gone[0]-milli-p, full-p) // up to the next place given back
+		if step <= 0 {
+			break
+		}
+		if a.produced.CompareAndSwap(p, p+step) {
+			gain -= step
+		}
+	}
 	a.setProduced(func(p int64) int64 { return max(min(p+gain, full), p) })
 }
 
@@ -322,7 +430,7 @@ func (a *Adaptive) Record(_ context.Context, o Outcome) {
 	case o.Result == Accepted:
 		a.accepted.Add(1)
 	case o.Result == Throttled, o.Result == TimedOut && a.c.Timeouts:
-		a.throttled(o.RetryAfter)
+		a.throttled(o.RetryAfter, o.Result == TimedOut)
 		return
 	}
 	now := a.c.Now()
@@ -338,7 +446,11 @@ func (a *Adaptive) tick(now time.Duration) {
 	acc, ans := a.accepted.Load(), a.answered.Load()
 	a.m.add(now, acc, ans, false)
 	a.nextTick.Store(int64(now + a.m.step))
-	if !a.enabled.Load() {
+	enabled := a.enabled.Load()
+	if !enabled || now-a.cut >= a.m.window {
+		a.peak, _, _ = a.m.rates(now, now-a.m.window, acc, ans)
+	}
+	if !enabled {
 		return
 	}
 	a.refill(now)
@@ -350,7 +462,9 @@ func (a *Adaptive) tick(now time.Duration) {
 		// while the rate was below it, hides an overshoot for seconds. The
 		// cube comes back after Patience, so that a limit measured far too
 		// low (nothing accepted before a first 429) is soon outgrown.
-		rate += a.c.Probe*a.wmax*x + a.c.Scale*math.Pow(max(x-seconds(Patience), 0), 3)
+		// A timeout's cut grows as the cube at once (patience 0): a
+		// server's capacity comes back, a rate limit seldom does.
+		rate += a.c.Probe*a.wmax*x + a.c.Scale*math.Pow(max(x-a.patience, 0), 3)
 	}
 	if _, sent, _ := a.m.rates(now, now-a.m.window, acc, ans); sent > 0 && t > a.k {
 		rate = min(rate, max(2*sent, a.wmax)) // no growth the callers do not use
@@ -358,9 +472,9 @@ func (a *Adaptive) tick(now time.Duration) {
 	a.setRate(max(rate, a.c.MinRate))
 }
 
-// throttled cuts the rate after a throttled answer that came later than
-// Hold after the last cut.
-func (a *Adaptive) throttled(retryAfter time.Duration) {
+// throttled cuts the rate after a throttled answer, or a timeout, that
+// came later than Hold after the last cut.
+func (a *Adaptive) throttled(retryAfter time.Duration, timedOut bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.c.Now()
@@ -382,13 +496,29 @@ func (a *Adaptive) throttled(retryAfter time.Duration) {
 		a.refilled = now
 		issued := a.issued.Load()
 		a.setProduced(func(int64) int64 { return issued }) // an empty bucket
+		a.gone = a.gone[:0]
+		a.hasGone.Store(false)
 	}
 	a.wmax = max(accepted, a.c.MinRate)
+	rate := max(a.c.Beta*a.wmax, a.c.MinRate)
+	if timedOut {
+		// The cut empties the server's queue: the attempts it answers
+		// late are all that it answers, and a stalled one answers none.
+		// The curve back runs to what it accepted before, for a server
+		// that answers late is more often one whose queue is full than
+		// one whose capacity is gone; it is taken only once answers come
+		// in time again (tick).
+		a.wmax = max(a.wmax, a.peak)
+	}
 	// CUBIC's plateau: the rate is back at wmax k seconds after the cut,
 	// and not before the server's Retry-After has passed.
 	a.k = max(math.Cbrt(a.wmax*(1-a.c.Beta)/a.c.Scale), seconds(retryAfter))
+	a.patience = seconds(Patience)
+	if timedOut {
+		a.patience = 0
+	}
 	a.cut = now
-	a.setRate(max(a.c.Beta*a.wmax, a.c.MinRate))
+	a.setRate(rate)
 	a.clamp()
 	a.enabled.Store(true)
 }

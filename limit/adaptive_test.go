@@ -3,6 +3,7 @@ package limit_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -144,6 +145,68 @@ func TestAdaptiveReturnedTicketGoesToTheNextInLine(t *testing.T) {
 	assert.Less(t, a.Due(second), w, "the returned token is the next one's")
 }
 
+// lineOf3 is a limiter cut to 90 a second, with three tickets in line.
+func lineOf3(t *testing.T) (*limit.Adaptive, *clock, [3]limit.Ticket, time.Duration) {
+	c := &clock{}
+	a := newAdaptive(t, c)
+	feed(a, c, 200, 2*time.Second)
+	a.Record(context.Background(), throttled) // rate 90, an empty bucket
+	var line [3]limit.Ticket
+	for i := range line {
+		line[i], _ = a.Take()
+	}
+	return a, c, line, time.Second / 90
+}
+
+func TestAdaptiveTakesBackTheLastTicketAsIfNeverAsked(t *testing.T) {
+	a, _, line, step := lineOf3(t)
+	a.Return(line[2]) // a caller refused at once: its turn was beyond its maxWait
+	again, w := a.Take()
+	assert.Equal(t, line[2], again, "the same place, taken again")
+	assert.Equal(t, 3*step, w, "behind the same two")
+	assert.Equal(t, step, a.Due(line[0]), "the head of the line did not move up")
+}
+
+func TestAdaptiveSkipsThePlaceOfATicketGivenBackWhileItWaited(t *testing.T) {
+	a, c, line, step := lineOf3(t)
+	a.Return(line[1])
+	assert.Equal(t, step, a.Due(line[0]), "the one ahead of it is not served sooner")
+	assert.Equal(t, 2*step, a.Due(line[2]), "the one behind it moves up one turn")
+	c.now += step + 20*time.Microsecond // tokens are counted in whole thousandths
+	assert.Zero(t, a.Due(line[0]))
+	assert.InDelta(t, step, a.Due(line[2]), float64(20*time.Microsecond), "the place given back is skipped when its turn comes")
+	_, w := a.Take()
+	assert.InDelta(t, 2*step, w, float64(20*time.Microsecond), "a newcomer waits behind the one still in line, and only it")
+}
+
+func TestAdaptiveLineEmptiesWhenItsCallersGiveUp(t *testing.T) {
+	// A cut pushes a long line past its callers' maxWait, and newcomers
+	// are refused at once: every ticket comes back, in any order. The
+	// line must then be empty, not full of places nobody holds.
+	a, _, _, _ := lineOf3(t)
+	var line []limit.Ticket
+	for range 300 {
+		tk, _ := a.Take()
+		line = append(line, tk)
+	}
+	for i := range 100 { // newcomers refused at once
+		tk, _ := a.Take()
+		a.Return(tk)
+		if i%3 == 0 { // and waiters giving up, from the middle of the line
+			a.Return(line[150+i/3])
+		}
+	}
+	head := a.Due(line[0])
+	for i := len(line) - 1; i >= 0; i-- {
+		if i < 150 || i >= 184 {
+			a.Return(line[i])
+		}
+	}
+	assert.Equal(t, 4*time.Second/90, head, "the head was not served out of turn: three before it")
+	_, w := a.Take()
+	assert.Equal(t, 4*time.Second/90, w, "only the first three are left in line")
+}
+
 func TestAdaptiveAcquireRefusesAWaitLongerThanMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a, err := limit.NewAdaptive(limit.AdaptiveConfig{})
@@ -202,6 +265,37 @@ func TestAdaptiveIsSafeForConcurrentUse(t *testing.T) {
 	})
 }
 
+func TestAdaptiveLineIsSafeForConcurrentCallersThatGiveUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, err := limit.NewAdaptive(limit.AdaptiveConfig{Timeouts: true})
+		require.NoError(t, err)
+		for range 20 {
+			a.Record(context.Background(), accepted)
+		}
+		time.Sleep(time.Second)
+		a.Record(context.Background(), limit.Outcome{Result: limit.TimedOut}) // 18 a second
+		var wg sync.WaitGroup
+		var sent atomic.Int64
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 100 {
+					// Some give up at once, some after waiting, some wait their turn.
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(g*i%7)*50*time.Millisecond)
+					if a.Acquire(ctx, time.Duration(i%5)*100*time.Millisecond) {
+						sent.Add(1)
+					}
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		start := time.Now()
+		require.True(t, a.Acquire(context.Background(), time.Minute))
+		assert.LessOrEqual(t, time.Since(start), time.Second/18+time.Millisecond,
+			"with everyone gone, one turn at most: no place left held (%d sent)", sent.Load())
+	})
+}
+
 func TestAdaptiveConfigIsValidated(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -257,10 +351,51 @@ func TestAdaptiveTakesATimeoutAsAThrottleOnlyWhenToldTo(t *testing.T) {
 	})
 	t.Run("with Timeouts a timeout cuts to the accepted rate", func(t *testing.T) {
 		c := &clock{}
-		a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now, Timeouts: true})
-		require.NoError(t, err)
+		a := newTimeouts(t, c)
 		feed(a, c, 200, 2*time.Second) // the dependency answers 100 a second in time
 		a.Record(context.Background(), timedOut)
 		assert.InDelta(t, 90, a.Rate(), 1, "0.9 of the rate answered in time")
 	})
+}
+
+func newTimeouts(t *testing.T, c *clock) *limit.Adaptive {
+	t.Helper()
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: c.Now, Timeouts: true})
+	require.NoError(t, err)
+	return a
+}
+
+// stalled is a limiter with Timeouts whose dependency answered 100 a
+// second in time for 2s, then stopped answering: 1s later, the first
+// attempt sent into the stall times out, and more time out for 5s.
+func stalled(t *testing.T) (*limit.Adaptive, *clock) {
+	c := &clock{}
+	a := newTimeouts(t, c)
+	feed(a, c, 200, 2*time.Second)
+	c.now += time.Second
+	for range 50 {
+		a.Record(context.Background(), limit.Outcome{Result: limit.TimedOut})
+		c.now += 100 * time.Millisecond
+	}
+	return a, c
+}
+
+func TestAdaptiveStallCutsToTheMinimumAndReturnsToTheRateBefore(t *testing.T) {
+	a, c := stalled(t)
+	assert.Equal(t, limit.AdaptiveConfig{}.WithDefaults().MinRate, a.Rate(), "nothing answered in time: as little as it may")
+	feed(a, c, 5, 100*time.Millisecond) // answers in time again
+	assert.InDelta(t, 90, a.Rate(), 5, "back on the curve to the 100 a second it took before the stall")
+	feed(a, c, 300, 3*time.Second)
+	assert.InDelta(t, 100, a.Rate(), 2, "there k = cbrt(100·0.1/0.4) ≈ 2.9s after the cut")
+}
+
+func TestAdaptiveTimeoutCutGrowsAsTheCubeBeyondTheRateBefore(t *testing.T) {
+	// After a throttled answer the rate probes 2% a second past the last
+	// accepted rate for Patience (TestAdaptiveGrowsBackAlongCubicThenProbesSlowly);
+	// after a timeout it grows as CUBIC does at once: capacity comes back.
+	a, c := stalled(t)
+	feed(a, c, 2400, 8*time.Second) // the callers would send 300 a second
+	// 8s after the cut, x = 8 − 2.9 past the curve's plateau at 100.
+	x := 8 - 2.92
+	assert.InDelta(t, 100+2*x+0.4*x*x*x, a.Rate(), 6)
 }

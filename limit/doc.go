@@ -38,18 +38,21 @@
 //	|                          | in the last Window                             | sent                 |
 //	| AdaptiveConfig.Scale     | CUBIC's C = 0.4                                | AWS scaleConstant    |
 //	| AdaptiveConfig.Probe     | past the last accepted rate, +2% of it a       | (CUBIC: the cube)    |
-//	|                          | second; the cube again after Patience (10s)    |                      |
+//	|                          | second; the cube again after Patience (10s),   |                      |
+//	|                          | at once after a timeout's cut                  |                      |
 //	| AdaptiveConfig.Burst     | 100ms of tokens at the current rate            |                      |
 //	| AdaptiveConfig.Hold      | 100ms: 429s that soon after a cut are ignored  |                      |
 //	| AdaptiveConfig.Window    | rates measured over the last 1s                |                      |
+//	| AdaptiveConfig.Timeouts  | false: a timeout says nothing of the rate      |                      |
+//	|                          | (true: a throttle, back to the rate before)    |                      |
 //	| AdaptiveConfig.Now       | the monotonic clock                            |                      |
 //	| ThrottlerConfig.K        | 2                                              | Google SRE           |
 //	| ThrottlerConfig.Window   | 10s, sliding by a tenth                        |                      |
 //	| ThrottlerConfig.Rand     | math/rand/v2, no lock                          |                      |
 //	| ThrottlerConfig.Now      | the monotonic clock                            |                      |
 //
-// The clocks are a seam for simulations: bench/ratelimit runs the limiters'
-// own code on virtual time. Tests of code that uses a limiter need no fake
+// The clocks are a seam for simulations: bench/ratelimit and bench/storm
+// run the limiters' own code on virtual time. Tests of code that uses a limiter need no fake
 // clock of their own: testing/synctest fakes the default one.
 //
 // Both limiters are safe for concurrent use, and lock-free and free of

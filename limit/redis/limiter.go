@@ -53,6 +53,7 @@ type Limiter struct {
 	local  *limit.Adaptive
 
 	accepted, throttled atomic.Int64 // news not yet told to Redis
+	timedOut            atomic.Int64 // of the throttled, the timeouts
 	retryAfter          atomic.Int64 // the longest Retry-After in them
 	nextSync            atomic.Int64 // Unix ns: while the fleet does not limit, the next ask
 	downUntil           atomic.Int64 // Unix ns: 0 while Redis answers
@@ -188,6 +189,9 @@ func (l *Limiter) Record(ctx context.Context, o limit.Outcome) {
 	case o.Result == limit.Accepted:
 		l.accepted.Add(1)
 	case o.Result == limit.Throttled, o.Result == limit.TimedOut && l.o.Adaptive.Timeouts:
+		if o.Result == limit.TimedOut {
+			l.timedOut.Add(1)
+		}
 		l.throttled.Add(1)
 		for ra := int64(o.RetryAfter); ; {
 			old := l.retryAfter.Load()
@@ -208,10 +212,11 @@ func (l *Limiter) down() bool {
 // OpTimeout and ctx. On failure the news are kept for the next one, and
 // Redis is not asked again for Recheck.
 func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (int64, error) {
-	acc, thr, ra := l.accepted.Swap(0), l.throttled.Swap(0), l.retryAfter.Swap(0)
+	acc, thr, to, ra := l.accepted.Swap(0), l.throttled.Swap(0), l.timedOut.Swap(0), l.retryAfter.Swap(0)
 	ctx, cancel := context.WithTimeout(parent, l.o.OpTimeout)
 	defer cancel()
 	args := append([]any{acc, thr, time.Duration(ra).Microseconds(), maxWait.Microseconds(), take}, l.args...)
+	args = append(args, to)
 	res, err := redisbound.Call(ctx, "limit/redis: ", func(ctx context.Context) ([]any, error) {
 		return acquireScript.Run(ctx, l.client, []string{l.key}, args...).Slice()
 	})
@@ -221,6 +226,7 @@ func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (
 	if err != nil {
 		l.accepted.Add(acc)
 		l.throttled.Add(thr)
+		l.timedOut.Add(to)
 		if parent.Err() == nil { // the caller's own end is not Redis's fault
 			l.downUntil.Store(time.Now().Add(l.o.Recheck).UnixNano())
 		}

@@ -96,3 +96,36 @@ func TestMaxWaitBoundsTheWaitForATurn(t *testing.T) {
 	require.True(t, l.Acquire(ctx, time.Second))
 	assert.InDelta(t, 50*time.Millisecond, time.Since(start), float64(30*time.Millisecond), "one turn every 50ms")
 }
+
+// TestAFleetStalledDependencyIsShedThenReturnsToItsRate: with Timeouts, the
+// fleet's dependency answers 100 a second in time, then stalls: the first
+// timeout cuts the fleet to its minimum rate, which holds while nothing is
+// answered in time, and the first answers in time put it back on the curve
+// to the 100 a second it took before.
+func TestAFleetStalledDependencyIsShedThenReturnsToItsRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 4s of real time")
+	}
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{Adaptive: limit.AdaptiveConfig{Timeouts: true}})
+	ctx := context.Background()
+	for end := time.Now().Add(1200 * time.Millisecond); time.Now().Before(end); {
+		require.True(t, l.Acquire(ctx, time.Second))
+		l.Record(ctx, accepted)
+		time.Sleep(10 * time.Millisecond)
+	}
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); { // the stall: calls, no answers
+		require.True(t, l.Acquire(ctx, time.Second))
+		time.Sleep(100 * time.Millisecond)
+	}
+	l.Record(ctx, limit.Outcome{Result: limit.TimedOut})
+	l.Acquire(ctx, 0)
+	minimum := limit.AdaptiveConfig{}.WithDefaults().MinRate
+	assert.Equal(t, minimum, l.Rate(), "nothing answered in time: as little as the fleet may")
+	time.Sleep(500 * time.Millisecond)
+	l.Acquire(ctx, 0)
+	assert.Equal(t, minimum, l.Rate(), "held while nothing is answered in time")
+	l.Record(ctx, accepted)
+	l.Acquire(ctx, 0)
+	assert.Greater(t, l.Rate(), 80.0, "back on the curve to the rate before the stall")
+}

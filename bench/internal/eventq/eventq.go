@@ -1,5 +1,5 @@
 // Package eventq is the event queue of the bench's discrete-event
-// simulations (herd, ratelimit): a binary min-heap ordered by a caller's
+// simulations (herd, ratelimit, storm): a binary min-heap ordered by a caller's
 // before function — by time, then by the order events were scheduled, so
 // that a run is deterministic for its seed.
 package eventq
