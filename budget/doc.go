@@ -25,13 +25,19 @@
 //	| field                         | zero value means                            | from                   |
 //	|-------------------------------|---------------------------------------------|------------------------|
 //	| TokenBucketConfig.Capacity    | 500 tokens, the bucket full at the start    | AWS standard mode      |
-//	| TokenBucketConfig.Cost        | 5 tokens per transient failure              | AWS RETRY_COST         |
+//	| TokenBucketConfig.Cost        | 5 tokens per transient failure              | AWS RETRY_COST (1)     |
 //	| TokenBucketConfig.TimeoutCost | 10 tokens per timeout                       | AWS RETRY_TIMEOUT_COST |
 //	| TokenBucketConfig.Refund      | 1 token back per success                    | AWS NO_RETRY_INCREMENT |
 //	| TokenBucketConfig.Threshold   | Capacity/2: no retry at or below 250 tokens | gRPC (gRFC A6)         |
 //	| RatioConfig.Percent           | 0.2: retries up to 20% of first attempts    | Finagle                |
 //	| RatioConfig.Window            | 10s                                         | Finagle's ttl          |
 //	| RatioConfig.MinPerSecond      | 10 retries a second (negative: no floor)    | Finagle                |
+//
+// (1) The AWS SDK for Go v2's standard mode used these until v1.48.0; it now
+// takes 14 tokens for any retry, timeouts included. The library keeps 5 and
+// 10, which close the bucket after 25 timeouts or 50 failures: bench/storm
+// shows a shared default bucket recovering from a stall as fast as no
+// retries with either.
 //
 // Both budgets are safe for concurrent use and lock-free; a first attempt that
 // succeeds costs a TokenBucket one atomic load while the bucket is full, and a
