@@ -209,9 +209,12 @@ func Value[T any](ctx context.Context, r *Retrier, op func(context.Context) (T, 
 	return v, st, err
 }
 
-// Do calls op until it succeeds or the policy set by opts says stop. It
-// validates opts on every call: build a Retrier with New where calls are
-// frequent.
+// Do calls op until it succeeds or the policy set by opts says stop. With
+// opts it validates them and builds a Retrier on every call, with a retry
+// budget of its own that no other call spends: where calls are frequent,
+// build a Retrier with New once and share it, so that its budget stops the
+// retries of a dependency that stalls. Without opts, Do runs on one default
+// Retrier whose budget every such call of the process shares.
 func Do(ctx context.Context, op func(context.Context) error, opts ...Option) error {
 	r, err := newOrDefault(opts)
 	if err != nil {

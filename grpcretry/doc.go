@@ -181,7 +181,8 @@
 //	| setting                    | default                                                    |
 //	| -------------------------- | ---------------------------------------------------------- |
 //	| Retrier (the zero          | retry.New(): 3 attempts, exponential backoff from 100ms,   |
-//	| Interceptor's)             | full jitter, MaxDelay 30s                                  |
+//	| Interceptor's)             | full jitter, MaxDelay 30s, a retry budget; one Retrier,    |
+//	|                            | and so one budget, for every zero Interceptor              |
 //	| idempotent methods         | those whose descriptor says NO_SIDE_EFFECTS or IDEMPOTENT  |
 //	| descriptors                | protoregistry.GlobalFiles                                  |
 //	| replayed streams           | server-streaming calls only                                |

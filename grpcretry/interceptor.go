@@ -22,7 +22,11 @@ import (
 // concurrent use.
 //
 // The zero Interceptor is ready to use: the default Retrier (retry.New()),
-// descriptors from protoregistry.GlobalFiles, no hedging. A nil
+// descriptors from protoregistry.GlobalFiles, no hedging. Every zero
+// Interceptor of a process runs on that one Retrier and so shares its retry
+// budget: a target that fails long enough closes it for every target, whose
+// retries stop while their first attempts go on. Give each target an
+// Interceptor of its own (New) to keep their budgets apart. A nil
 // *Interceptor, or one whose arguments New refused, fails every call with a
 // *retry.InvalidError.
 type Interceptor struct {

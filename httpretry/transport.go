@@ -14,9 +14,12 @@ import (
 //
 // The zero Transport is ready to use, like http.Transport's: it sends
 // through http.DefaultTransport under the default Retrier (retry.New()),
-// drains 64 KiB of a discarded body, mints no keys and does not hedge. A
-// nil *Transport, or one New refused, fails every request with a
-// *retry.InvalidError.
+// drains 64 KiB of a discarded body, mints no keys and does not hedge. Every
+// zero Transport of a process runs on that one Retrier and so shares its
+// retry budget: a host that fails long enough closes it for every host,
+// whose retries stop while their first attempts go on. Give each host a
+// Transport of its own (New) to keep their budgets apart. A nil *Transport,
+// or one New refused, fails every request with a *retry.InvalidError.
 type Transport struct {
 	config
 	once      *retry.Retrier // r with one attempt: for the requests sent once
