@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry/internal/redistest"
 	"github.com/retrykit/retry/limit"
 	lredis "github.com/retrykit/retry/limit/redis"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // api is a rate-limited test server: a token bucket of rate tokens a second
@@ -24,7 +26,10 @@ type api struct {
 	accepted, throttled atomic.Int64
 }
 
-func (a *api) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/warm" { // opens a connection; not a call of the API
+		return
+	}
 	a.mu.Lock()
 	now := time.Now()
 	a.tokens = min(a.rate/10, a.tokens+now.Sub(a.last).Seconds()*a.rate)
@@ -47,12 +52,17 @@ func (a *api) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // its own Redis client and 4 workers sending as fast as they may, against
 // an API that admits 100 requests a second: once the fleet has learnt the
 // limit, few calls are throttled and most of the limit is used.
+//
+// The workers open their connections to the API and to Redis before they
+// start, all at once: a fleet whose first answers are slow to come (its
+// connections opening on a loaded machine) measures the rate it sent
+// rather than the rate the API admits, and learns a lower limit.
 func TestAFleetSharingOneLimitBehavesAsOneClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for 3s of real time")
 	}
 	srv := redistest.Start(t)
-	a := &api{rate: 100, tokens: 10, last: time.Now()}
+	a := &api{rate: 100}
 	ts := httptest.NewServer(a)
 	t.Cleanup(ts.Close)
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
@@ -60,15 +70,37 @@ func TestAFleetSharingOneLimitBehavesAsOneClient(t *testing.T) {
 	hc := &http.Client{Transport: tr}
 
 	const instances, workers = 12, 4
-	warm, end := time.Now().Add(time.Second), time.Now().Add(3*time.Second)
+	var ready sync.WaitGroup
+	ready.Add(instances * workers)
+	start := make(chan struct{})
+	var warm, end time.Time
 	var mu sync.Mutex
 	var acc, thr int
 	var wg sync.WaitGroup
-	for range instances {
-		l := newLimiter(t, srv.Addr, "shared-key", lredis.Config{})
+	clients := make([]*goredis.Client, instances)
+	limiters := make([]*lredis.Limiter, instances)
+	for i := range instances {
+		clients[i] = newClient(t, srv.Addr)
+		var err error
+		limiters[i], err = lredis.New(clients[i], "shared-key", lredis.Config{})
+		require.NoError(t, err)
+	}
+	for i := range instances {
+		c, l := clients[i], limiters[i]
 		for range workers {
 			wg.Go(func() {
 				ctx := context.Background()
+				resp, err := hc.Get(ts.URL + "/warm")
+				if err == nil {
+					resp.Body.Close()
+					err = c.Ping(ctx).Err()
+				}
+				ready.Done()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				<-start
 				for time.Now().Before(end) {
 					if !l.Acquire(ctx, time.Second) {
 						continue
@@ -97,6 +129,12 @@ func TestAFleetSharingOneLimitBehavesAsOneClient(t *testing.T) {
 			})
 		}
 	}
+	ready.Wait()
+	a.mu.Lock()
+	a.tokens, a.last = a.rate/10, time.Now()
+	a.mu.Unlock()
+	warm, end = time.Now().Add(time.Second), time.Now().Add(3*time.Second)
+	close(start)
 	wg.Wait()
 	share := float64(thr) / float64(max(acc+thr, 1))
 	t.Logf("after the first second: %d accepted (%.0f a second), %d throttled (%.1f%%); in all %d accepted, %d throttled",
