@@ -58,7 +58,7 @@ func Start(t testing.TB, args ...string) *Server {
 		}
 		t.Skipf("redis-server not found on PATH (install it, e.g. apt-get install redis-server; %s=1 makes this a failure): %v", RequireEnv, err)
 	}
-	s, err := launch(bin, t.TempDir(), args)
+	s, err := launch(bin, t.TempDir(), args, freePort)
 	if err != nil {
 		t.Fatalf("redis-server did not start: %v", err)
 	}
@@ -74,13 +74,13 @@ func Launch(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return launch(bin, dir, nil)
+	return launch(bin, dir, nil, freePort)
 }
 
-func launch(bin, dir string, args []string) (*Server, error) {
+func launch(bin, dir string, args []string, pick func() (int, error)) (*Server, error) {
 	var lastErr error
 	for range 3 { // a free port can be taken between choosing it and binding it
-		port, err := freePort()
+		port, err := pick()
 		if err != nil {
 			return nil, err
 		}
