@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -29,14 +28,13 @@ const NodeTimeout = 1000 * time.Millisecond
 // `redis-cli --cluster create --cluster-replicas 1`. Persistence is off.
 type Cluster struct {
 	Nodes []*Server // in start order; which are primaries is the cluster's to say (Primary, Topology)
-	dir   string    // removed by Stop when the cluster made it
-	own   bool
 }
 
-// StartCluster starts a Cluster for t and stops it when t ends: for a test
-// that kills or migrates what others rely on. Tests that only use a cluster
-// share one (SharedCluster). Without redis-server or redis-cli it skips t,
-// or fails it with RETRY_REQUIRE_REDIS_CLUSTER=1.
+// StartCluster starts a Cluster for t and stops it when t ends. A test
+// binary needs one at most for the tests that only use it (run them as
+// subtests of one test, each with keys of its own), and one more for each
+// test that kills a node. Without redis-server or redis-cli it skips t, or
+// fails it with RETRY_REQUIRE_REDIS_CLUSTER=1.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	server, cli := clusterBinaries(t)
@@ -46,61 +44,6 @@ func StartCluster(t testing.TB) *Cluster {
 	}
 	t.Cleanup(c.Stop)
 	return c
-}
-
-var shared struct {
-	once sync.Once
-	c    *Cluster
-	err  error
-}
-
-// SharedCluster returns the test binary's one Cluster, started by the first
-// test that asks, and stopped by the TestMain that StopSharedAfter wraps:
-//
-//	func TestMain(m *testing.M) { goleak.VerifyTestMain(redistest.StopSharedAfter(m)) }
-//
-// Tests sharing it keep their keys apart (a prefix or hash tag of their
-// own) and do not kill its nodes. It skips or fails t as StartCluster does.
-func SharedCluster(t testing.TB) *Cluster {
-	t.Helper()
-	server, cli := clusterBinaries(t)
-	shared.once.Do(func() {
-		dir, err := os.MkdirTemp("", "redistest-cluster-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.c, shared.err = launchCluster(server, cli, dir)
-		if shared.err != nil {
-			_ = os.RemoveAll(dir)
-		} else {
-			shared.c.own = true
-		}
-	})
-	if shared.err != nil {
-		t.Fatalf("redis cluster did not start: %v", shared.err)
-	}
-	return shared.c
-}
-
-// Runner is what a TestMain runs: *testing.M, or what StopSharedAfter
-// returns.
-type Runner interface{ Run() int }
-
-type runFunc func() int
-
-func (f runFunc) Run() int { return f() }
-
-// StopSharedAfter returns m, whose Run stops the shared Cluster, if a test
-// started one, after m's tests.
-func StopSharedAfter(m Runner) Runner {
-	return runFunc(func() int {
-		code := m.Run()
-		if shared.c != nil {
-			shared.c.Stop()
-		}
-		return code
-	})
 }
 
 // clusterBinaries returns the paths of redis-server and redis-cli, or skips
@@ -141,7 +84,7 @@ func clusterPort() (int, error) {
 }
 
 func launchCluster(server, cli, dir string) (*Cluster, error) {
-	c := &Cluster{dir: dir}
+	c := &Cluster{}
 	for i := range 6 {
 		ndir := fmt.Sprintf("%s/node%d", dir, i)
 		if err := os.MkdirAll(ndir, 0o755); err != nil {
@@ -179,13 +122,10 @@ func (c *Cluster) Addrs() []string {
 	return out
 }
 
-// Stop kills every node (SIGKILL) and removes the files of a shared cluster.
+// Stop kills every node (SIGKILL).
 func (c *Cluster) Stop() {
 	for _, s := range c.Nodes {
 		s.stop()
-	}
-	if c.own {
-		_ = os.RemoveAll(c.dir)
 	}
 }
 

@@ -9,8 +9,14 @@ import (
 	"github.com/retrykit/retry/internal/redistest"
 )
 
-func TestSlotIsTheSlotTheServerComputes(t *testing.T) {
-	c := redistest.SharedCluster(t)
+func TestACluster(t *testing.T) {
+	c := redistest.StartCluster(t)
+	t.Run("has three primaries, each with a replica", func(t *testing.T) { threePrimaries(t, c) })
+	t.Run("computes the slots Slot computes", func(t *testing.T) { slots(t, c) })
+	t.Run("keeps the keys of a migrated slot", func(t *testing.T) { migration(t, c) })
+}
+
+func slots(t *testing.T, c *redistest.Cluster) {
 	for _, key := range []string{"", "a", "idempotency:order-1", "{dlq}:letters", "x{dlq}:claim:1", "{}k", "{{a}}", "a{b}{c}", "gobreaker:state:api/call"} {
 		v, err := redistest.Do(c.Nodes[0].Addr, "CLUSTER", "KEYSLOT", key)
 		if err != nil {
@@ -22,8 +28,7 @@ func TestSlotIsTheSlotTheServerComputes(t *testing.T) {
 	}
 }
 
-func TestAClusterHasThreePrimariesEachWithAReplica(t *testing.T) {
-	c := redistest.SharedCluster(t)
+func threePrimaries(t *testing.T, c *redistest.Cluster) {
 	nodes, err := redistest.Topology(c.Nodes[0].Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -41,8 +46,7 @@ func TestAClusterHasThreePrimariesEachWithAReplica(t *testing.T) {
 	}
 }
 
-func TestAMigratedSlotKeepsItsKeys(t *testing.T) {
-	c := redistest.StartCluster(t)
+func migration(t *testing.T, c *redistest.Cluster) {
 	slot := redistest.Slot("{m}")
 	from := c.Primary(t, slot)
 	for i := range 20 {
