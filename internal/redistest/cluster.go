@@ -435,3 +435,30 @@ func must(t testing.TB, addr string, args ...string) {
 		t.Fatalf("%s: %v: %v", addr, args, err)
 	}
 }
+
+// Redirects returns how many MOVED and ASK replies the live nodes have sent
+// so far (INFO errorstats): the server's own count of the redirects its
+// clients had to follow.
+func (c *Cluster) Redirects(t testing.TB) (moved, ask int) {
+	t.Helper()
+	for _, s := range c.live() {
+		info, err := text(s.Addr, "INFO", "errorstats")
+		if err != nil {
+			t.Fatalf("%s: INFO errorstats: %v", s.Addr, err)
+		}
+		moved += errorCount(info, "MOVED")
+		ask += errorCount(info, "ASK")
+	}
+	return moved, ask
+}
+
+// errorCount reads errorstat_<prefix>:count=N from INFO errorstats.
+func errorCount(info, prefix string) int {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "errorstat_"+prefix+":count="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}

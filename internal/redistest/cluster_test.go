@@ -68,6 +68,9 @@ func migration(t *testing.T, c *redistest.Cluster) {
 	if moved != 5 {
 		t.Fatalf("the old primary answers ASK for %d keys; want the 5 it moved", moved)
 	}
+	if _, ask := c.Redirects(t); ask < 5 {
+		t.Fatalf("the nodes count %d ASK replies; want at least the 5 just sent", ask)
+	}
 	if n := m.Finish(t); n != 20 {
 		t.Fatalf("moved %d keys; want 20", n)
 	}
