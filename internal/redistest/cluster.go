@@ -462,3 +462,26 @@ func errorCount(info, prefix string) int {
 	}
 	return 0
 }
+
+// Detach cuts replica off its primary's writes, as a replica that has
+// fallen behind: it drops its link to the primary and cannot make a new one
+// (its masteruser is a user the primary does not have), so everything its
+// primary acknowledges from now on exists on the primary alone. It stays a
+// replica, and takes over if its primary dies, without those writes.
+func (c *Cluster) Detach(t testing.TB, replica *Server) {
+	t.Helper()
+	must(t, replica.Addr, "CONFIG", "SET", "masteruser", "no-such-user")
+	must(t, replica.Addr, "CONFIG", "SET", "masterauth", "no-such-password")
+	must(t, replica.Addr, "CLIENT", "KILL", "TYPE", "master")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		repl, err := text(replica.Addr, "INFO", "replication")
+		if err == nil && strings.Contains(repl, "master_link_status:down") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still replicates: %v\n%s", replica.Addr, err, repl)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
