@@ -33,8 +33,10 @@ import (
 // has no earlier deadline.
 const MaxWait = time.Second
 
-// hops bounds the redirects one write follows.
-const hops = 5
+// hops bounds the redirects one write follows, and how often it is sent
+// again after TRYAGAIN (its keys split by a slot migration in progress),
+// backing off from 10ms to 100ms.
+const hops = 16
 
 // Supported reports whether Run can pin a write and its WAIT to one
 // connection on c: a *goredis.Client or a *goredis.ClusterClient.
@@ -65,8 +67,10 @@ func Run(ctx context.Context, c goredis.Scripter, n int, script *goredis.Script,
 			_, asking = goredis.IsAskError(cmd.Err())
 			node, err = nodeAt(ctx, c, addr)
 			continue
-		case goredis.IsTryAgainError(cmd.Err()) && hop < hops: // keys split by a migration in progress
-			time.Sleep(10 * time.Millisecond)
+		case goredis.IsTryAgainError(cmd.Err()) && hop < hops:
+			if sleep(ctx, min(10*time.Millisecond<<min(hop, 4), 100*time.Millisecond)) != nil {
+				return cmd
+			}
 			continue
 		case cmd.Err() != nil && !errors.Is(cmd.Err(), goredis.Nil):
 			reload(ctx, c, cmd.Err())
@@ -111,6 +115,17 @@ func pipelined(ctx context.Context, node *goredis.Client, asking bool, script *g
 		cmd, acked = send(func(p goredis.Pipeliner) *goredis.Cmd { return script.Eval(ctx, p, keys, args...) })
 	}
 	return cmd, acked
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // primary returns the client of the node that serves key.
