@@ -11,6 +11,16 @@
 // requests, nothing answers) until Resume, and Restart brings a crashed
 // server back on the same port and data directory — empty, unless the server
 // was started with persistence (AOF).
+//
+// StartCluster starts a Redis Cluster: six servers, made three primaries
+// with a replica each by redis-cli --cluster create, with a cluster node
+// timeout of NodeTimeout. It needs redis-cli too, and answers to
+// RETRY_REQUIRE_REDIS_CLUSTER as Start does to RETRY_REQUIRE_REDIS. A test
+// kills a primary with its Server's Stop and waits for its replica to take
+// over (WaitFailover); Detach makes a replica fall behind first; Migrate
+// moves a slot step by step; Redirects counts the MOVED and ASK replies the
+// nodes sent. Slot and ScriptKeys let a go-redis hook check that a script's
+// keys share one slot.
 package redistest
 
 import (
