@@ -78,13 +78,33 @@ func TestTheBreakersOnARedisCluster(t *testing.T) {
 		require.NoError(t, b.do(t.Context(), b.call), "half-open: b's probe closes it")
 		require.NoError(t, a.do(t.Context(), func(context.Context) error { return nil }), "closed for a as well")
 	})
+	t.Run("two instances waiting for a replica open together", func(t *testing.T) {
+		p := prefix()
+		a, b := clusterInstanceWith(t, cl, brredis.Config{Prefix: p, Replicas: 1}), clusterInstanceWith(t, cl, brredis.Config{Prefix: p, Replicas: 1})
+		a.failing.Store(true)
+		for range 3 {
+			assert.ErrorIs(t, a.do(t.Context(), a.call), syscall.ECONNREFUSED)
+		}
+		assert.ErrorIs(t, b.do(t.Context(), b.call), breaker.ErrOpen, "b's breaker is a's")
+	})
 	t.Run("runs every script on keys of one slot", func(t *testing.T) {
 		c, hook := clusterClient(t, cl)
-		s, err := brredis.NewStore(c, brredis.Config{Prefix: prefix()})
-		require.NoError(t, err)
-		require.NoError(t, s.Lock("m"))
-		require.NoError(t, s.Unlock("m"))
+		for _, replicas := range []int{0, 1} {
+			s, err := brredis.NewStore(c, brredis.Config{Prefix: prefix(), Replicas: replicas})
+			require.NoError(t, err)
+			require.NoError(t, s.Lock("m"))
+			require.NoError(t, s.SetData("m", []byte("{}")))
+			require.NoError(t, s.Unlock("m"))
+		}
 		hook.check(t, brredis.Scripts)
+	})
+	t.Run("a write its replica does not confirm fails, waiting for a replica", func(t *testing.T) {
+		p := prefix()
+		s := clusterStore(t, cl, brredis.Config{Prefix: p, Replicas: 1, OpTimeout: 200 * time.Millisecond})
+		require.NoError(t, s.SetData("{x}state", []byte("a")))
+		cl.Detach(t, cl.Replica(t, cl.Primary(t, redistest.Slot("{x}")))) // the cluster's last use
+		assert.Error(t, s.SetData("{x}state", []byte("b")), "not acknowledged: the replica lags")
+		assert.Error(t, s.Lock("{x}lock"), "nor is a lock")
 	})
 }
 
@@ -100,9 +120,14 @@ func clusterStore(t *testing.T, cl *redistest.Cluster, o brredis.Config) *brredi
 // under prefix.
 func clusterInstance(t *testing.T, cl *redistest.Cluster, prefix string) *instance {
 	t.Helper()
+	return clusterInstanceWith(t, cl, brredis.Config{Prefix: prefix})
+}
+
+func clusterInstanceWith(t *testing.T, cl *redistest.Cluster, o brredis.Config) *instance {
+	t.Helper()
 	in := &instance{}
 	c := fleetConfig
-	c.NewCircuit = brredis.Circuit(clusterStore(t, cl, brredis.Config{Prefix: prefix}))
+	c.NewCircuit = brredis.Circuit(clusterStore(t, cl, o))
 	var err error
 	in.b, err = breaker.New(c)
 	require.NoError(t, err)
