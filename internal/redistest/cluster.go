@@ -226,7 +226,8 @@ func (c *Cluster) healthy() error {
 }
 
 // agreed checks one node's view: each live node known and healthy, three
-// primaries with slots, all 16384 slots served by a live one.
+// primaries with slots, all 16384 slots served by a live one, every other
+// live node a replica.
 func (c *Cluster) agreed(nodes []Node) error {
 	alive := map[string]bool{}
 	for _, s := range c.live() {
@@ -239,7 +240,9 @@ func (c *Cluster) agreed(nodes []Node) error {
 			return fmt.Errorf("sees live node %s as failed or unreachable", n.Addr)
 		case !alive[n.Addr] && !n.Failed:
 			return fmt.Errorf("does not yet see dead node %s as failed", n.Addr)
-		case alive[n.Addr] && n.Primary && len(n.Slots) > 0:
+		case alive[n.Addr] && n.Primary && len(n.Slots) == 0:
+			return fmt.Errorf("sees %s as a primary without slots, not yet as a replica", n.Addr)
+		case alive[n.Addr] && n.Primary:
 			primaries++
 			slots += len(n.Slots)
 		}
