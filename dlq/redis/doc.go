@@ -114,10 +114,11 @@
 // connection, to the primary of the queue's slot). In the same test with
 // Replicas: 1, none of 54 acknowledged letters and 49 acknowledged replays
 // was lost or undone; the changes the lagging replica could not confirm
-// failed instead. What it costs: each change waits for a replica's
-// acknowledgement, a round trip from the primary to its replica; on one
-// machine a Put took about 3.5 times as long (bench/durability: 0.13ms →
-// 0.46ms, on loopback). While fewer replicas than Replicas are connected —
+// failed instead. What it costs: each change also waits for its replica's
+// acknowledgement, a round trip between the primary and the replica —
+// across zones, their network's. On loopback, on a loaded two-core machine,
+// a Put took a median 1.7 times as long (bench/durability, six paired runs:
+// 1.05–6.1 times). While fewer replicas than Replicas are connected —
 // after a failover, until the old primary comes back as a replica — every
 // change fails after a second. ToSource's Enqueue to another queue's Redis
 // (a plain LPUSH) does not wait.

@@ -88,9 +88,11 @@
 // of 96 acknowledged results and none of 8 acknowledged claims was lost, and
 // no key ran twice; the writes the lagging replica could not confirm failed
 // instead (idempotency.ErrStore, nothing run). What it costs: each write
-// waits for a replica's acknowledgement, a round trip from the primary to
-// its replica. On one machine, idempotency.Do on a new key (two writes) took
-// about 3.5 times as long (bench/durability: 0.21ms → 0.73ms, on loopback).
+// also waits for its replica's acknowledgement, a round trip between the
+// primary and the replica — across zones, their network's. On loopback, on
+// a loaded two-core machine, idempotency.Do on a new key (two writes) took a
+// median 1.5 times as long (bench/durability, six paired runs: 1.2–2.8
+// times).
 // While fewer replicas than Replicas are connected — after a failover, until
 // the old primary comes back as a replica — every call fails after a second.
 package redis
