@@ -41,10 +41,10 @@ type Config struct {
 	// is acknowledged: Redis's WAIT, sent after the change on the same
 	// connection. 0, the default, acknowledges a change once the primary
 	// has it; a failover to a replica it had not reached yet loses it (see
-	// Durability). A change that fewer replicas acknowledge within a
-	// second, or by the context's deadline if sooner, is an error, though
-	// the primary may keep it. It needs a *goredis.Client or a
-	// *goredis.ClusterClient.
+	// "Replicas and failover" in the package documentation). A change that
+	// fewer replicas acknowledge within a second, or by the context's
+	// deadline if sooner, is an error, though the primary may keep it. It
+	// needs a *goredis.Client or a *goredis.ClusterClient.
 	Replicas int
 }
 

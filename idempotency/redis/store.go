@@ -80,10 +80,11 @@ type Config struct {
 	// Redis's WAIT, sent after the write on the same connection. 0, the
 	// default, acknowledges a write once the primary has it; a failover to
 	// a replica it had not reached yet loses it, and the key runs again
-	// (see Durability). A write that fewer replicas acknowledge within a
-	// second, or by the context's deadline if sooner, is an error — though
-	// the primary may keep it, as a claim whose caller crashed. It needs a
-	// *goredis.Client or a *goredis.ClusterClient.
+	// (see "Replicas and failover" in the package documentation). A write
+	// that fewer replicas acknowledge within a second, or by the context's
+	// deadline if sooner, is an error — though the primary may keep it, as
+	// a claim whose caller crashed. It needs a *goredis.Client or a
+	// *goredis.ClusterClient.
 	Replicas int
 }
 
