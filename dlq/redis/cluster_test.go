@@ -186,6 +186,8 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	}
 	stop := make(chan struct{})
 	var workers sync.WaitGroup
+	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
+	t.Cleanup(stopWorkers) // also when the test fails while they run
 	for range 4 {
 		workers.Go(func() {
 			for {
@@ -227,8 +229,7 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	keys := m.Finish(t)
 	after := next.Load()
 	until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
-	close(stop)
-	workers.Wait()
+	stopWorkers()
 	moved, ask := cl.Redirects(t)
 	t.Logf("%d letters put, %d replayed, %d calls refused; %d keys moved; the nodes sent %d ASK and %d MOVED replies",
 		len(put), len(replayed), failed.Load(), keys, ask-ask0, moved-moved0)

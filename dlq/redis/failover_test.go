@@ -55,6 +55,8 @@ func failover(t *testing.T, replicas int) failoverOutcome {
 	// PoolSize dials to it failed, and it outlives Close by up to a second:
 	// a pool larger than the failed dials keeps goleak quiet.
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), DialTimeout: 200 * time.Millisecond, PoolSize: 1000})
+	workerClient := c
+	t.Cleanup(func() { workerClient.Close() }) // closed sooner, below, unless the test fails first
 	const prefix = "{failover}:"
 	cfg := redis.Config{Prefix: prefix, Replicas: replicas, SourceKey: sameSlot(prefix)}
 	q, err := redis.New(c, cfg)
@@ -74,6 +76,8 @@ func failover(t *testing.T, replicas int) failoverOutcome {
 		workers       sync.WaitGroup
 		ctx           = context.WithoutCancel(t.Context())
 	)
+	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
+	t.Cleanup(stopWorkers) // also when the test fails while they run
 	for range 8 {
 		workers.Go(func() {
 			for {
@@ -111,8 +115,7 @@ func failover(t *testing.T, replicas int) failoverOutcome {
 	time.Sleep(lag)
 	killed.Store(true)
 	primary.Stop() // SIGKILL
-	close(stop)
-	workers.Wait() // the calls in flight end, with errors
+	stopWorkers()  // the calls in flight end, with errors
 	c.Close()
 	cl.WaitFailover(t)
 	primary.Restart(t) // it rejoins as its old replica's replica

@@ -147,6 +147,8 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	}
 	stop := make(chan struct{})
 	var workers sync.WaitGroup
+	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
+	t.Cleanup(stopWorkers) // also when the test fails while they run
 	for range 4 {
 		workers.Go(func() {
 			for {
@@ -174,8 +176,7 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	moved := m.Finish(t)
 	after := next.Load()
 	until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
-	close(stop)
-	workers.Wait()
+	stopWorkers()
 
 	movedReplies, askReplies := cl.Redirects(t)
 	movedReplies, askReplies = movedReplies-moved0, askReplies-ask0
