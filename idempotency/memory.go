@@ -160,9 +160,9 @@ func (s *memoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Reco
 	if held := sh.get(key, now); held != nil {
 		return cloneRecord(held.rec), false, nil
 	}
-	e := &memEntry{key: key, rec: cloneRecord(rec), expires: now.Add(lease), done: make(chan struct{})}
-	e.size = entrySize(key, e.rec)
-	if err := s.room.take(key.Scope, 1, e.size); err != nil {
+	e := &memEntry{key: key.id(), owner: key.owner(), rec: cloneRecord(rec), expires: now.Add(lease), done: make(chan struct{})}
+	e.size = entrySize(e.key, e.rec)
+	if err := s.room.take(e.owner, 1, e.size); err != nil {
 		return Record{}, false, err
 	}
 	sh.add(e, &sh.claims)
@@ -189,8 +189,8 @@ func (s *memoryStore) Complete(ctx context.Context, key StoreKey, rec Record, re
 	if err := rec.Validate(); err != nil || !rec.Status.Final() {
 		return badRecord("Complete", rec, err)
 	}
-	size := entrySize(key, rec)
-	if !s.room.fits(key.Scope, size) {
+	size := entrySize(key.id(), rec)
+	if !s.room.fits(key.owner(), size) {
 		return ErrTooLarge
 	}
 	err := s.complete(key, rec, size, retention)
@@ -268,7 +268,7 @@ func (s *memoryStore) check(method string, ctx context.Context, key StoreKey, d 
 }
 
 func (s *memoryStore) shard(key StoreKey) *memShard {
-	return &s.shards[maphash.Comparable(s.seed, key)%shardCount]
+	return &s.shards[maphash.Comparable(s.seed, key.id())%shardCount]
 }
 
 // holding runs f, under its shard's lock, on the live claim of key held with
@@ -389,7 +389,8 @@ type memShard struct {
 }
 
 type memEntry struct {
-	key     StoreKey
+	key     StoreKey // without its Owner
+	owner   string   // the share it counts against: "" for none
 	rec     Record
 	expires time.Time
 	done    chan struct{} // a claim's: closed when the claim ends
@@ -399,7 +400,7 @@ type memEntry struct {
 
 // get returns key's live entry, dropping it if it expired.
 func (sh *memShard) get(key StoreKey, now time.Time) *memEntry {
-	e := sh.m[key]
+	e := sh.m[key.id()]
 	if e != nil && !now.Before(e.expires) {
 		sh.remove(e)
 		return nil
@@ -443,13 +444,13 @@ func (sh *memShard) remove(e *memEntry) {
 	} else {
 		heap.Remove(&sh.records, e.index)
 	}
-	_ = sh.room.take(e.key.Scope, -1, -e.size)
+	_ = sh.room.take(e.owner, -1, -e.size)
 }
 
 // finish turns the claim e into the final record rec of size bytes, if
 // there is room for the difference.
 func (sh *memShard) finish(e *memEntry, rec Record, size int64, expires time.Time) error {
-	if err := sh.room.take(e.key.Scope, 0, size-e.size); err != nil {
+	if err := sh.room.take(e.owner, 0, size-e.size); err != nil {
 		return err
 	}
 	heap.Remove(&sh.claims, e.index)

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retry"
@@ -120,7 +119,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g.serve(w, r, StoreKey{Scope: g.c.scopeOf(r), Key: key}, g.c.fingerprint(r, body), body)
+	g.serve(w, r, g.c.storeKey(r, key), g.c.fingerprintOf(r, body), body)
 }
 
 // serve claims the key and runs the handler, or answers from the record.
@@ -151,7 +150,7 @@ func storeFailure(err error) string {
 // run executes the handler under the claim, streaming its response to the
 // client and recording it.
 func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
-	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.unstored}
+	rw := newRecorder(w, r, g.c.maxResult, g.c.unstored)
 	// The outcome is recorded, or the key released, by execute; a store
 	// failure at that point cannot change a response already sent.
 	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
@@ -217,14 +216,18 @@ func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Reco
 		return
 	}
 	h := w.Header()
+	trailers := false
 	for name, values := range resp.header {
-		if !g.c.unstored[http.CanonicalHeaderKey(name)] {
+		if g.c.storable(name) {
 			h[name] = values
+			trailers = trailers || strings.HasPrefix(name, http.TrailerPrefix)
 		}
 	}
 	h.Set(headerReplay, "true")
 	h.Set(headerReplayOf, rec.Token)
-	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if !trailers { // with trailers, HTTP/1.1 sends the body chunked
+		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	}
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
 	e.Outcome, e.Status = outcomeReplayed, resp.status
@@ -266,115 +269,4 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]
 		return nil, false
 	}
 	return body, true
-}
-
-// requestFingerprint is the default fingerprint: what the client sent.
-func requestFingerprint(r *http.Request, body []byte) Fingerprint {
-	return NewFingerprint([]byte(r.Method), []byte(r.URL.EscapedPath()), []byte(r.URL.RawQuery), body)
-}
-
-// scopeOf returns the scope of the request's key: WithScope's, or the digest
-// of its credentials.
-func (c *guardConfig) scopeOf(r *http.Request) string {
-	if c.scope != nil {
-		return c.scope(r)
-	}
-	h := sha256.New()
-	writePart(h, []byte("idempotency scope v1")) // a digest of this, not a bare hash of a token
-	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
-		for _, v := range r.Header.Values(name) {
-			writePart(h, []byte(name))
-			writePart(h, []byte(v))
-		}
-	}
-	c.writeCookies(h, r)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
-}
-
-// writeCookies adds the request's credential cookies to the digest: the
-// whole Cookie field, or the cookies WithScopeCookies names.
-func (c *guardConfig) writeCookies(h io.Writer, r *http.Request) {
-	if c.cookies == nil {
-		for _, v := range r.Header.Values("Cookie") {
-			writePart(h, []byte("Cookie"))
-			writePart(h, []byte(v))
-		}
-		return
-	}
-	for _, ck := range r.Cookies() {
-		if slices.Contains(c.cookies, ck.Name) {
-			writePart(h, []byte(ck.Name))
-			writePart(h, []byte(ck.Value))
-		}
-	}
-}
-
-// recorder passes a response through to the client and keeps a copy of it,
-// up to limit bytes of body.
-type recorder struct {
-	http.ResponseWriter
-	limit    int
-	unstored map[string]bool
-	status   int
-	header   http.Header
-	body     []byte
-	overflow bool
-}
-
-func (rw *recorder) WriteHeader(code int) {
-	if rw.status == 0 && code >= 200 {
-		rw.status, rw.header = code, rw.Header().Clone()
-	}
-	rw.ResponseWriter.WriteHeader(code) // 1xx pass through unrecorded
-}
-
-func (rw *recorder) Write(p []byte) (int, error) {
-	if rw.status == 0 {
-		rw.WriteHeader(http.StatusOK)
-	}
-	if !rw.overflow {
-		if len(rw.body)+len(p) > rw.limit {
-			rw.overflow, rw.body = true, nil
-		} else {
-			rw.body = append(rw.body, p...)
-		}
-	}
-	return rw.ResponseWriter.Write(p)
-}
-
-// Flush lets streaming handlers flush through the recorder.
-func (rw *recorder) Flush() {
-	if rw.status == 0 {
-		rw.WriteHeader(http.StatusOK)
-	}
-	_ = http.NewResponseController(rw.ResponseWriter).Flush()
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
-
-// outcome is what the handler's answer means for the key, once it returned:
-// nothing to record if it gave up with its request, a failure that releases
-// the key, or a response to store.
-func (rw *recorder) outcome(ctx context.Context) (output, error) {
-	if rw.status == 0 && ctx.Err() != nil {
-		return output{}, context.Cause(ctx) // it answered nothing: not a result to replay
-	}
-	if rw.status == 0 { // the handler wrote nothing: net/http sends 200
-		rw.status, rw.header = http.StatusOK, rw.Header().Clone()
-	}
-	out := output{overflow: rw.overflow}
-	if !rw.overflow {
-		out.value = encodeResponse(rw.status, rw.header, rw.body, rw.unstored)
-		out.overflow = len(out.value) > rw.limit
-	}
-	switch {
-	case authFailure(rw.status):
-		out.release = true
-		return out, errAuthFailed
-	case failedStatus(rw.status):
-		return out, errHandlerFailed
-	}
-	return out, nil
 }

@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,7 +17,8 @@ type guardConfig struct {
 	keyOptional bool
 	methods     []string
 	maxBody     int64
-	fingerprint func(*http.Request, []byte) Fingerprint
+	fingerprint func(*http.Request, []byte) Fingerprint // nil: the default
+	hosts       map[string]string                       // WithHostAliases: a name to the first
 	scope       func(*http.Request) string
 	cookies     []string // the credential cookies; nil: the whole Cookie field
 	sessionHdrs []string // WithUnstoredHeaders
@@ -42,7 +44,7 @@ var neverStored = []string{
 func newMiddlewareConfig(opts []Option) (*config, error) {
 	c := &config{execConfig: defaultExec(), middleware: true, guardConfig: guardConfig{
 		methods: []string{http.MethodPost, http.MethodPatch}, maxBody: defaultMaxRequestBody,
-		fingerprint: requestFingerprint, retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
+		retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
 	}}
 	c.failValue = func(v []byte, _ error) []byte { return v }
 	if err := c.apply(opts); err != nil {
@@ -52,12 +54,19 @@ func newMiddlewareConfig(opts []Option) (*config, error) {
 	if g.scope != nil && g.cookies != nil {
 		return nil, argerr.New("idempotency.WithScopeCookies", g.cookies, "has no effect with WithScope, which replaces the credentials' digest")
 	}
+	if g.hosts != nil && g.fingerprint != nil {
+		return nil, argerr.New("idempotency.WithHostAliases", slices.Sorted(maps.Keys(g.hosts)), "has no effect with WithFingerprint, which replaces the default fingerprint")
+	}
 	g.unstored = make(map[string]bool)
 	for _, name := range slices.Concat(neverStored, g.sessionHdrs) {
 		g.unstored[http.CanonicalHeaderKey(name)] = true
 	}
 	return c, nil
 }
+
+// storable reports whether a record may keep, and a replay send, the
+// header field or trailer name.
+func (c *guardConfig) storable(name string) bool { return storable(name, c.unstored) }
 
 // guardOption is an option of the middleware only.
 func guardOption(name string, value any, bad error, set func(*guardConfig)) Option {
@@ -100,12 +109,48 @@ func WithMaxRequestBody(n int64) Option {
 }
 
 // WithFingerprint sets how the middleware fingerprints a request, given the
-// request and its body as received. The default hashes the method, the path,
-// the raw query and the body bytes — what the client sent, never a parsed
-// model with defaults filled in.
+// request and its body as received. The default hashes the method, the host
+// (see WithHostAliases), the path, the raw query and the body bytes — what
+// the client sent, never a parsed model with defaults filled in.
 func WithFingerprint(f func(r *http.Request, body []byte) Fingerprint) Option {
 	return guardOption("idempotency.WithFingerprint", funcValue(f == nil), nilFunc(f == nil),
 		func(c *guardConfig) { c.fingerprint = f })
+}
+
+// WithHostAliases names the hosts that are one service, for a server that
+// answers under several names (a regional and a global name; a new domain
+// and an old one), so that a retry sent to another of the names replays
+// instead of being refused. The default fingerprint includes the request's
+// host — in lower case, without a trailing dot or the scheme's default port
+// — so that a server answering for several hosts never replays one host's
+// response on another: the same key sent to another host is a different
+// request (422). With WithHostAliases, a request to any of hosts is
+// fingerprinted as a request to the first; other hosts stay apart. Hosts are
+// names without a port, at least one; it is refused with WithFingerprint,
+// which replaces the default fingerprint.
+func WithHostAliases(hosts ...string) Option {
+	return guardOption("idempotency.WithHostAliases", hosts, hostNames(hosts), func(c *guardConfig) {
+		c.hosts = make(map[string]string, len(hosts))
+		first := normalHost(hosts[0])
+		for _, h := range hosts {
+			c.hosts[normalHost(h)] = first
+		}
+	})
+}
+
+func normalHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// hostNames refuses an empty list of hosts, or a name that is not a host.
+func hostNames(hosts []string) error {
+	if len(hosts) == 0 {
+		return errors.New("needs at least one host")
+	}
+	for _, h := range hosts {
+		if h == "" || strings.ContainsAny(h, " \t\r\n/:;,@?#") {
+			return errors.New("a host must be a name or an IPv4 address, without a port")
+		}
+	}
+	return nil
 }
 
 // WithScope sets the scope of a request's key: the client it belongs to,

@@ -132,6 +132,8 @@ func reasonOfKind(kind string) error {
 		return ErrNotRetained
 	case kindScopeFull:
 		return ErrScopeFull
+	case kindIncomplete:
+		return ErrStoredFailure
 	case kindKeyMissing:
 		return retry.ErrKeyRequired
 	case kindKeyInvalid:

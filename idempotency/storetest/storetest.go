@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,7 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 	if newStore == nil {
 		t.Fatal("storetest.Run(<nil>): newStore must not be nil")
 	}
-	for _, c := range checks {
+	for _, c := range slices.Concat(checks, middlewareChecks) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, newStore(t))
