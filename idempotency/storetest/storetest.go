@@ -57,6 +57,7 @@ var checks = []check{
 	{"a record expires after its retention", retentionExpires},
 	{"keys are independent of each other", keysIndependent},
 	{"the same key in another scope is another key", scopesIndependent},
+	{"the Owner of a key is not part of it", ownerNotPartOfKey},
 	{"concurrent claims grant a key exactly once", claimOnce},
 	{"invalid arguments are errors that change nothing", invalidArguments},
 	{"records returned and given do not alias the store", noAliasing},
@@ -316,6 +317,30 @@ func scopesIndependent(t *testing.T, s idempotency.Store) {
 	}
 	if err := s.Release(t.Context(), keys[1], "t0"); !errors.Is(err, idempotency.ErrClaimLost) {
 		t.Errorf("Release of scope a's key by the unscoped key's holder = %v; want ErrClaimLost", err)
+	}
+}
+
+func ownerNotPartOfKey(t *testing.T, s idempotency.Store) {
+	owned := func(owner string) idempotency.StoreKey {
+		k := keyOf("k")
+		k.Owner = owner
+		return k
+	}
+	if _, ok, err := s.Claim(t.Context(), owned("first"), claimRecord("t", fpA), long); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v; want it granted", ok, err)
+	}
+	if got, ok, err := s.Claim(t.Context(), owned("second"), claimRecord("u", fpB), long); err != nil || ok || got.Token != "t" {
+		t.Errorf("Claim by another Owner = %s, %v, %v; want the first claim: the key is the same", describe(got), ok, err)
+	}
+	if err := s.Extend(t.Context(), owned(""), "t", long); err != nil {
+		t.Errorf("Extend without the Owner = %v; want nil", err)
+	}
+	done := idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: []byte("v")}
+	if err := s.Complete(t.Context(), owned("third"), done, long); err != nil {
+		t.Errorf("Complete with another Owner = %v; want nil", err)
+	}
+	if got, ok := current(t, s, "k"); !ok || got.Status != idempotency.Succeeded {
+		t.Errorf("the key holds %s; want the completed record", describe(got))
 	}
 }
 
