@@ -49,7 +49,8 @@ type MemoryConfig struct {
 	// any other bound is at least 4 KiB.
 	MaxBytes int64
 	// ScopeShare is the fraction of the store's records and bytes that one
-	// non-empty scope — one client of the middleware — may hold: 0 means 0.1,
+	// client may hold — the records of one StoreKey.Owner, or of one
+	// non-empty scope without an Owner: 0 means 0.1,
 	// which lets ten clients fill the store and keeps any one from taking
 	// more than a tenth of it; 1 lets each take all of it. Above 0, at most 1.
 	ScopeShare float64
@@ -85,12 +86,13 @@ func (c MemoryConfig) withDefaults() (MemoryConfig, error) {
 // store (the Redis store in github.com/retrykit/retry/idempotency/redis).
 //
 // It holds at most MemoryConfig.MaxEntries records and about
-// MemoryConfig.MaxBytes bytes, and each non-empty scope — each client of the
-// middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
+// MemoryConfig.MaxBytes bytes, and each client — the keys of one
+// StoreKey.Owner, or of one non-empty scope without an Owner: one client of
+// the middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
 // by default), so that one client cannot take the room of the others. It
 // never drops a record before it expires, since a forgotten record lets a
 // retry run its work again: when there is no room, it refuses. A claim over
-// its scope's share fails with ErrScopeFull (the middleware answers 429), a
+// its client's share fails with ErrScopeFull (the middleware answers 429), a
 // claim in a full store with ErrFull (503), and a
 // result that does not fit with ErrTooLarge, after which Do and the
 // middleware record it as not retained. The empty scope, which Do and Once
@@ -109,9 +111,9 @@ func NewMemoryStore(c MemoryConfig) (Store, error) {
 	}
 	entries, bytes := int64(c.MaxEntries), c.MaxBytes
 	s := &memoryStore{seed: maphash.MakeSeed(), room: room{
-		maxEntries: entries, maxBytes: bytes, scopes: make(map[string]usage),
-		scopeEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
-		scopeBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
+		maxEntries: entries, maxBytes: bytes, owners: make(map[string]usage),
+		ownerEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
+		ownerBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
 	}}
 	for i := range s.shards {
 		s.shards[i] = memShard{m: make(map[StoreKey]*memEntry), room: &s.room, earliest: &s.earliest}
@@ -329,7 +331,7 @@ func entrySize(key StoreKey, r Record) int64 {
 }
 
 // room keeps the store's bounds: how much the whole store, and each
-// non-empty scope, holds. Its lock is taken under a shard's, never the
+// non-empty owner, holds. Its lock is taken under a shard's, never the
 // other way round.
 type room struct {
 	mu           sync.Mutex
@@ -337,39 +339,39 @@ type room struct {
 	bytes        int64
 	maxEntries   int64
 	maxBytes     int64
-	scopeEntries int64
-	scopeBytes   int64
-	scopes       map[string]usage
+	ownerEntries int64            // an owner's share
+	ownerBytes   int64            // an owner's share
+	owners       map[string]usage // by owner
 }
 
 type usage struct{ entries, bytes int64 }
 
-// fits reports whether a record of size bytes could ever be kept in scope.
-func (r *room) fits(scope string, size int64) bool {
-	return size <= r.maxBytes && (scope == "" || size <= r.scopeBytes)
+// fits reports whether a record of size bytes could ever be kept for owner.
+func (r *room) fits(owner string, size int64) bool {
+	return size <= r.maxBytes && (owner == "" || size <= r.ownerBytes)
 }
 
-// take counts n more records and size more bytes for scope, or refuses with
-// the bound they would exceed: the scope's share (ErrScopeFull) first, then
+// take counts n more records and size more bytes for owner, or refuses with
+// the bound they would exceed: the owner's share (ErrScopeFull) first, then
 // the store's (ErrFull). A negative size gives bytes back and always fits.
-func (r *room) take(scope string, n, size int64) error {
+func (r *room) take(owner string, n, size int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	u := r.scopes[scope]
+	u := r.owners[owner]
 	grows := n > 0 || size > 0
 	switch {
-	case grows && scope != "" && (u.entries+n > r.scopeEntries || u.bytes+size > r.scopeBytes):
+	case grows && owner != "" && (u.entries+n > r.ownerEntries || u.bytes+size > r.ownerBytes):
 		return ErrScopeFull
 	case grows && (r.entries+n > r.maxEntries || r.bytes+size > r.maxBytes):
 		return ErrFull
 	}
 	r.entries, r.bytes = r.entries+n, r.bytes+size
-	if scope != "" {
+	if owner != "" {
 		u.entries, u.bytes = u.entries+n, u.bytes+size
 		if u.entries == 0 {
-			delete(r.scopes, scope)
+			delete(r.owners, owner)
 		} else {
-			r.scopes[scope] = u
+			r.owners[owner] = u
 		}
 	}
 	return nil

@@ -24,9 +24,10 @@ import (
 //	no key (unless KeyOptional), or a bad one  400 problem
 //	a body over WithMaxRequestBody             413 problem
 //	the first request with a key               the handler runs; its response is stored
-//	a repeat of a completed request            the stored status, headers and body,
-//	                                           with Idempotent-Replay: true and
-//	                                           Idempotent-Replay-Of: <execution id>
+//	                                           if it completed, else the key is released
+//	a repeat of a completed request            the stored status, headers, body and
+//	                                           trailers, with Idempotent-Replay: true
+//	                                           and Idempotent-Replay-Of: <execution id>
 //	a repeat while the first is in flight      409 problem, kind idempotency-in-progress,
 //	                                           with Retry-After
 //	the same key with a different request      422 problem, kind idempotency-key-reuse
@@ -38,7 +39,8 @@ import (
 // Errors are problem details (RFC 9457, application/problem+json) with a
 // "kind" member (see Problem kinds in the package documentation). A request
 // is the same as an earlier one when their fingerprints match
-// (WithFingerprint; by default the method, path, query and body bytes).
+// (WithFingerprint; by default the method, host, path, query and body
+// bytes; WithHostAliases).
 //
 // Clients are kept apart by default. A key lives in its client's scope, and
 // the default scope is a digest of the request's credentials — its
@@ -46,23 +48,38 @@ import (
 // request with other credentials never gets another client's response, nor
 // a 422 that would tell it another client used the key: for it the key is
 // new. Requests without credentials are all one client. The middleware does
-// not authenticate; it only keeps apart what the
-// request says about who sends it. WithScope replaces the digest with the
-// caller's notion of a client — the authenticated account, typically, so
-// that a client whose token was refreshed between two retries still gets its
-// replay — or, returning "", with one scope for all (a single-tenant
-// service). The scope is part of the store key, not of the fingerprint.
+// not authenticate; it only keeps apart what the request says about who
+// sends it. Its records count against the share of the client's first
+// credential — its first Authorization, or else its first WithScopeCookies
+// cookie — or, without one, of its address (StoreKey.Owner), so that what
+// else a client varies makes other scopes but never another share.
+// WithScope, the recommended form, replaces the digest with the caller's
+// notion of a client — the authenticated account, so that a client whose
+// token was refreshed between two retries still gets its replay, and whose
+// share is its own — or, returning "", with one scope for all (a
+// single-tenant service). The scope is part of the store key, not of the
+// fingerprint.
 //
 // The first response is streamed to its client as the handler writes it,
 // and recorded up to the retention cap, without the header fields that are a
 // session's rather than the response's (Set-Cookie and the others of
-// WithUnstoredHeaders) and without hop-by-hop fields. A response with status
-// 5xx, 408 or 429 is a failure: it releases the key so that the client's
-// retry runs the handler again (or, with KeepFailures, is stored and replayed
-// like any other). An authentication failure — 401, 403 or 407 — always
-// releases the key, so that a retry with fresh credentials runs the handler.
-// A handler that panics, or that returns without answering once its
-// request's context is done, releases the key.
+// WithUnstoredHeaders), as header fields or trailers, and without hop-by-hop
+// fields. It is stored only if it completed: the handler returned normally;
+// the body is as long as the Content-Length the handler declared, if any; no
+// write or flush failed; no failure status was written after the response
+// was sent (a recovered panic); and a response without a Content-Length was
+// not cut off by its client leaving after it began and before the handler
+// returned. An incomplete response releases the key, so that the retry runs
+// the handler again; with KeepFailures it is stored as a 500 problem of kind
+// idempotency-response-incomplete instead — never as the fragment. A
+// response with status 5xx, 408 or 429 is a failure: it releases the key so
+// that the client's retry runs the handler again (or, with KeepFailures, is
+// stored and replayed like any other). An authentication failure — 401, 403
+// or 407 — always releases the key, so that a retry with fresh credentials
+// runs the handler. A handler that panics, or that returns without answering
+// once its request's context is done, releases the key. A replay's
+// Content-Length is that of the stored body, which is the one the handler
+// declared; a replay with trailers is sent chunked.
 //
 // A nil store, or a bad option, is a *retry.InvalidError. The middleware
 // given a nil handler answers every guarded request it would run with 500.

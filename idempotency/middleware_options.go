@@ -154,14 +154,20 @@ func hostNames(hosts []string) error {
 }
 
 // WithScope sets the scope of a request's key: the client it belongs to,
-// whose keys no other client shares. f replaces the default, a digest of the
-// request's credentials (see Middleware and WithScopeCookies); give it when
-// the application knows its clients better — the authenticated account (so
-// that a client whose token was refreshed between two retries is still the
-// same client), an API key's id, the caller's address for a public service.
-// f runs for every guarded request with a key, before the handler; the
-// middleware placed after authentication can read what it stored in the
-// request's context.
+// whose keys no other client shares, and whose records count against its
+// own share of a bounded store. f replaces the default, a digest of the
+// request's credentials (see Middleware and WithScopeCookies). It is the
+// recommended form wherever the application knows its clients: placed after
+// the authentication middleware, f reads the account it stored in the
+// request's context — so that a client whose token was refreshed between
+// two retries is still the same client, and a client's share is held
+// whatever it sends. Give it too where identity travels where the default
+// digest does not look: an API key's id for a client that sends X-Api-Key;
+// the user an authenticating gateway names in a field such as
+// X-Forwarded-User, if the gateway sets that field on every request and
+// removes any copy a client sent (otherwise a client names itself); the
+// caller's address for a public service, where no credential means anything.
+// f runs for every guarded request with a key, before the handler.
 //
 // f returning "" puts the request in the one unscoped key space that Do and
 // Once use, which no per-scope share bounds: WithScope(func(*http.Request)
@@ -177,8 +183,13 @@ func WithScope(f func(r *http.Request) string) Option {
 // scope, with the Authorization and Proxy-Authorization fields: the session
 // cookie, typically, so that other cookies — preferences, analytics — can
 // change between a request and its retry without making it another
-// client's. By default the whole Cookie field counts; given no names, no
-// cookie does. It is refused with WithScope, which replaces the digest.
+// client's. The first of them is the client's first credential when it has
+// no Authorization field, and so names its share of the store (see
+// Middleware). Their values are read from the Cookie fields as sent, not
+// through Go's cookie parser, which drops a value with a space, a quote or a
+// byte beyond ASCII: such a session still tells its clients apart. By
+// default the whole Cookie field counts; given no names, no cookie does. It
+// is refused with WithScope, which replaces the digest.
 func WithScopeCookies(names ...string) Option {
 	var bad error
 	if len(names) > 0 {
@@ -189,8 +200,9 @@ func WithScopeCookies(names ...string) Option {
 }
 
 // WithUnstoredHeaders sets the response header fields kept out of stored
-// responses, and so never replayed, in place of the default list
-// (Set-Cookie, Set-Cookie2, Authentication-Info, Proxy-Authentication-Info).
+// responses, and so never replayed, as header fields or as trailers, in
+// place of the default list (Set-Cookie, Set-Cookie2, Authentication-Info,
+// Proxy-Authentication-Info).
 // The first response carries them to its client as the handler wrote them.
 // Hop-by-hop fields, Content-Length, Date and the replay markers are never
 // stored, whatever the list; given no names, every other field is.
