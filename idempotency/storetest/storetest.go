@@ -13,7 +13,11 @@
 // The suite runs on the real clock, with leases of a fraction of a second,
 // its subtests in parallel; it takes a few seconds. Its checks use keys in a
 // scope (scope), as the middleware does, and one check compares scopes. A
-// store that implements idempotency.Waiter is also checked as one.
+// store that implements idempotency.Waiter is also checked as one. The last
+// checks run idempotency.Middleware over the store on real HTTP/1.1 and
+// HTTP/2 servers on loopback: only a completed response is replayed — not a
+// short body, a stream its client cut off, nor a panicking handler's
+// fragment — and a replay carries no session field, as header or trailer.
 package storetest
 
 import (
