@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/idempotency"
@@ -115,4 +117,46 @@ func TestAKeptIncompleteResponseIsAStoredFailureToItsClient(t *testing.T) {
 	err := idempotency.ResponseError(resp)
 	require.ErrorIs(t, err, idempotency.ErrStoredFailure)
 	assert.Equal(t, classify.Stop, idempotency.Classify(err).Verdict, "a retry would get the same answer")
+}
+
+// BenchmarkMiddleware measures a guarded request against the handler alone,
+// in the same run: a first request (claim, run, record) and a replay.
+func BenchmarkMiddleware(b *testing.B) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"order":1}`)
+	})
+	guard, err := idempotency.Middleware(newMemory(b), idempotency.WithRetention(time.Millisecond))
+	require.NoError(b, err)
+	guarded := guard(handler)
+	send := func(b *testing.B, h http.Handler, key string) {
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"item":"book"}`))
+		req.Header.Set("Authorization", "Bearer alice")
+		req.Header.Set(idempotency.HeaderKey, key)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	b.Run("the handler alone", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			send(b, handler, "k")
+		}
+	})
+	b.Run("a first request", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			send(b, guarded, strconv.Itoa(i%5000)) // records expire: keys are reused
+		}
+	})
+	b.Run("a replay", func(b *testing.B) {
+		g, _ := idempotency.Middleware(newMemory(b))
+		h := g(handler)
+		send(b, h, "k")
+		b.ReportAllocs()
+		for b.Loop() {
+			send(b, h, "k")
+		}
+	})
 }
