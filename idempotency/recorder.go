@@ -39,7 +39,7 @@ func (rw *recorder) WriteHeader(code int) {
 	case rw.status == 0:
 		rw.status, rw.header = code, headerOnly(rw.Header())
 		rw.declared = contentLength(rw.header)
-	case failedStatus(code) || authFailure(code):
+	case code != rw.status && (failedStatus(code) || authFailure(code)):
 		// A failure after the answer was sent — a recovered panic,
 		// typically: what was sent is not the handler's answer.
 		rw.breaks(fmt.Errorf("the handler answered %d after it had sent %d", code, rw.status))
@@ -170,7 +170,7 @@ func (rw *recorder) outcome(ctx context.Context) (output, error) {
 // the trailers as the handler left them, under http.TrailerPrefix — those it
 // announced in its Trailer field and those it set with the prefix.
 func (rw *recorder) stored() http.Header {
-	h := rw.header.Clone()
+	h := rw.header // the recorder's own copy, used once
 	live := rw.Header()
 	for _, v := range rw.header.Values("Trailer") {
 		for name := range strings.SplitSeq(v, ",") {

@@ -115,14 +115,20 @@ func (c *guardConfig) hostOf(r *http.Request) string {
 	if h, p, err := net.SplitHostPort(host); err == nil {
 		host, port = h, p
 	}
-	host = strings.TrimSuffix(host, ".")
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	if alias, ok := c.hosts[host]; ok {
 		host = alias
 	}
 	if port == "" || port == "80" && r.TLS == nil || port == "443" && r.TLS != nil {
-		return host
+		port = ""
 	}
-	return net.JoinHostPort(host, port)
+	switch {
+	case port != "":
+		return net.JoinHostPort(host, port)
+	case strings.Contains(host, ":"): // an IPv6 literal
+		return "[" + host + "]"
+	}
+	return host
 }
 
 // fingerprintOf is WithFingerprint's fingerprint of the request, or the

@@ -461,6 +461,8 @@ func TestTheHostIsPartOfTheFingerprint(t *testing.T) {
 	}{
 		{"the same key on another host is another request: 422", nil, "a.test", "b.test", false},
 		{"a host is one whatever its case and default port", nil, "api.test", "API.Test:80", true},
+		{"an IPv6 literal is one with or without its default port", nil, "[2001:DB8::1]", "[2001:db8::1]:80", true},
+		{"another port is another host", nil, "api.test:8080", "api.test:8081", false},
 		{"WithHostAliases makes several names one service", opts(idempotency.WithHostAliases("a.test", "b.test")), "a.test", "B.test", true},
 		{"WithHostAliases keeps other hosts apart", opts(idempotency.WithHostAliases("a.test", "b.test")), "a.test", "c.test", false},
 	} {
