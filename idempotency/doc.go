@@ -62,7 +62,7 @@
 // declared one; no write or flush of it failed; it did not answer a failure
 // after its answer was sent (as a recovering middleware does after a
 // panic); and a response without a Content-Length — a stream — was not cut
-// off by its client leaving before the handler returned. The replay has the
+// off by its client leaving after it began and before the handler returned. The replay has the
 // stored status, header fields, body and trailers, with a Content-Length
 // equal to the handler's. Set-Cookie, Set-Cookie2, Authentication-Info,
 // Proxy-Authentication-Info (WithUnstoredHeaders) and hop-by-hop fields are
@@ -86,7 +86,9 @@
 // Authorization and Proxy-Authorization fields and its cookies
 // (WithScopeCookies) — so that no client ever receives another's stored
 // response, nor learns that another used a key. Requests without credentials
-// are all one client. The middleware does not authenticate: the recommended
+// are all one client. The cookies WithScopeCookies names are read as sent,
+// so that a session value Go's cookie parser drops (a space, a quote, a byte
+// beyond ASCII) still tells its clients apart. The middleware does not authenticate: the recommended
 // scope is what the application authenticated, given to WithScope — the
 // account that an authentication middleware placed before it stored in the
 // request's context — so that a refreshed token does not make a retry
@@ -103,12 +105,12 @@
 // Authorization field, or else its first WithScopeCookies cookie — or, when
 // it has none, by its address (an IPv6 client by its /64): junk cookies, a
 // junk Proxy-Authorization or a second Authorization give a client another
-// scope, never another share. A client with many credentials that the
-// application accepts is many clients; one that sends junk in the first
-// credential is refused by an application that checks it (a 401 releases
-// the key), and should be, by one that does not, with WithScope. Behind a
-// proxy every address is the proxy's: there, WithScope is the rule. Under
-// WithScope, a client is its scope.
+// scope, never another share. A client whose first credential varies is as
+// many clients as the application accepts: one that checks the credential
+// refuses junk (a 401 releases the key); a public endpoint, which checks
+// none, should scope by address with WithScope. Behind a proxy every address
+// is the proxy's: there, WithScope is the rule. Under WithScope, a client is
+// its scope. (The Redis store bounds no share: Redis's maxmemory does.)
 //
 // # HTTP clients
 //
