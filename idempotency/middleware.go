@@ -153,7 +153,7 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp F
 	case claimed:
 		g.run(w, r, key, claim, body)
 	default:
-		g.answer(w, r, key.Key, rec, fp)
+		g.answer(w, r, key.Key, rec, fp, body)
 	}
 }
 
@@ -203,10 +203,10 @@ func authFailure(code int) bool {
 }
 
 // answer responds from a record this request did not claim.
-func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec Record, fp Fingerprint) {
+func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec Record, fp Fingerprint, body []byte) {
 	e := Event{Key: key, Execution: rec.Token}
 	switch {
-	case rec.Fingerprint != fp:
+	case rec.Fingerprint != fp && !g.c.legacyMatch(rec.Fingerprint, r, body):
 		e.Outcome, e.Status = outcomeKeyReuse, http.StatusUnprocessableEntity
 		g.refuse(w, r, e, kindKeyReuse,
 			"this Idempotency-Key was used with a different request; send the original request unchanged, or a new key for a new request", 0)

@@ -131,6 +131,16 @@ func (c *guardConfig) hostOf(r *http.Request) string {
 	return host
 }
 
+// legacyMatch reports whether fp is the request's default fingerprint as
+// the versions before the host was part of it computed it, so that a retry
+// of a request stored by one of them still replays (for the retention
+// window, after which no such record is left) instead of being refused as
+// another request. With WithFingerprint nothing changed: there is none.
+func (c *guardConfig) legacyMatch(fp Fingerprint, r *http.Request, body []byte) bool {
+	return c.fingerprint == nil &&
+		fp == NewFingerprint([]byte(r.Method), []byte(r.URL.EscapedPath()), []byte(r.URL.RawQuery), body)
+}
+
 // fingerprintOf is WithFingerprint's fingerprint of the request, or the
 // default: what the client sent — the method, the host, the path, the query
 // and the body bytes, never a parsed model with defaults filled in.
