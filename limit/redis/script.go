@@ -3,18 +3,32 @@ package redis
 import goredis "github.com/redis/go-redis/v9"
 
 // acquireScript is the fleet's limiter, run by Redis in one round trip per
-// permission: it takes in the caller's news since its last call (answers
-// accepted, throttled ones and their longest Retry-After), cuts or grows
-// the shared rate as limit.Adaptive does, and reserves the caller's turn in
-// a GCRA line (the theoretical arrival time, tat) if it comes within
-// maxWait. Times are microseconds of Redis's own clock (TIME), the same for
-// every instance.
+// permission: it takes in the caller's news (answers accepted, throttled
+// ones and their longest Retry-After), cuts or grows the shared rate as
+// limit.Adaptive does, and reserves the caller's turn in a GCRA line (the
+// theoretical arrival time, tat) if it comes within maxWait, and only while
+// the caller still waits for the answer. Times are microseconds of Redis's
+// own clock (TIME), the same for every instance.
 //
-// KEYS[1]: the limit's hash. ARGV: accepted, throttled, retryAfter (µs),
-// maxWait (µs), take (1 to reserve a turn, 0 only to report), the
+// KEYS[1]: the limit's hash. ARGV: the instance's id; its answers accepted,
+// throttled and timed out (of the throttled: limit.AdaptiveConfig.Timeouts),
+// cumulative; the same as of its last answer from Redis; retryAfter (µs);
+// maxWait (µs); take (1 to reserve a turn, 0 only to report); giveUp (µs
+// since the Unix epoch: when the caller stops waiting for the answer); seed
+// (the rate to start a fleet whose state is gone at, 0 for none); the
 // configuration: beta, scale, probe, minRate, burst (µs), hold (µs), window
-// (µs), ttl (ms), patience (s); then timedOut, how many of the throttled
-// answers were timeouts (limit.AdaptiveConfig.Timeouts).
+// (µs), ttl (ms), patience (s).
+//
+// News are counted once: the hash keeps, for each instance ("i:" .. id),
+// the counts it has taken in, and takes in only what exceeds them — a
+// script that runs after its caller gave up, or that go-redis sent again,
+// brings nothing twice. A Redis that forgot the instance (a restart) counts
+// from the instance's last answer. Each run looks at one other instance's
+// entry at random and deletes it once it is older than ttl.
+//
+// A fleet whose state is gone (a Redis restarted empty) starts at seed, the
+// rate the instance last heard, as if at the plateau of a cut, instead of
+// letting every call through until the next throttled answer.
 //
 // A cut whose throttled answers were all timeouts is limit.Adaptive's
 // timeout cut: its curve returns to peak, the rate accepted away from any
@@ -23,29 +37,54 @@ import goredis "github.com/redis/go-redis/v9"
 // limit.Adaptive moves along its curve only as answers come, where this
 // script moves on every call.
 //
-// It returns {wait (µs; -1: not within maxWait; -2: the fleet does not limit
-// yet), rate (as a string)}.
+// It returns {wait (µs; -1: not within maxWait, or the caller is gone; -2:
+// the fleet does not limit yet), rate (as a string)}.
 //
 // Fields: en (1 once throttled), rate, wmax, k (s), cut, tat, acc
 // (cumulative accepted), t0 and a0 (the start of the current measurement and
 // acc then), t1 and a1 (the start of the one before), peak, pat (the last
-// cut's patience, s), tw (1: a timeout's cut waits for answers in time).
+// cut's patience, s), tw (1: a timeout's cut waits for answers in time);
+// "i:" .. id: "accepted throttled timedOut seen(s)" of each instance.
 var acquireScript = goredis.NewScript(`
 local key = KEYS[1]
-local accepted, throttled, retryAfter = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local maxWait, take = tonumber(ARGV[4]), tonumber(ARGV[5])
-local beta, scale, probe, minRate = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local burst, hold, window, ttl = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local patience, timedOut = tonumber(ARGV[14]), tonumber(ARGV[15])
+local id = ARGV[1]
+local nAcc, nThr, nTo = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local retryAfter, maxWait, take = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local giveUp, seed = tonumber(ARGV[11]), tonumber(ARGV[12])
+local beta, scale, probe, minRate = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local burst, hold, window, ttl = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
+local patience = tonumber(ARGV[21])
 
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+
+-- The instance's news: what exceeds what the hash has taken in from it.
+local me = "i:" .. id
+local sAcc, sThr, sTo = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local seen = redis.call("HGET", key, me)
+if seen then
+	local a, b, c = string.match(seen, "^(%d+) (%d+) (%d+)")
+	sAcc, sThr, sTo = tonumber(a), tonumber(b), tonumber(c)
+end
+local accepted, throttled, timedOut = math.max(nAcc - sAcc, 0), math.max(nThr - sThr, 0), math.max(nTo - sTo, 0)
+local other = redis.call("HRANDFIELD", key)
+if other and other ~= me and string.sub(other, 1, 2) == "i:" then
+	local at = tonumber(string.match(redis.call("HGET", key, other) or "", " (%d+)$"))
+	if at and now / 1000000 - at > ttl / 1000 then redis.call("HDEL", key, other) end
+end
+
 local s = redis.call("HMGET", key, "en", "rate", "wmax", "k", "cut", "tat", "acc", "t0", "a0", "t1", "a1", "peak", "pat", "tw")
 local en, rate, wmax, k = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0
 local cut, tat, acc = tonumber(s[5]) or 0, tonumber(s[6]) or 0, (tonumber(s[7]) or 0) + accepted
 local t0, a0 = tonumber(s[8]) or now, tonumber(s[9]) or 0
 local t1, a1 = tonumber(s[10]) or t0, tonumber(s[11]) or a0
 local peak, pat, tw = tonumber(s[12]) or 0, tonumber(s[13]) or patience, tonumber(s[14]) or 0
+
+if not s[1] and seed > 0 then
+	-- A fleet whose state is gone: at the rate the instance last heard, at
+	-- the plateau of a cut made then, probing slowly from there.
+	en, rate, wmax, k, cut, tat, pat = 1, seed, seed, 0, now, now, patience
+end
 
 if accepted > 0 and now - t1 >= window and (en == 0 or now - cut >= window) then
 	peak = (acc - a1) * 1000000 / (now - t1)
@@ -86,17 +125,19 @@ if now - t0 > window then t1, a1, t0, a0 = t0, a0, now, acc end
 
 local wait = -2
 if en == 1 and take == 1 then
-	-- GCRA: the turn is due when the line is within a burst of now.
+	-- GCRA: the turn is due when the line is within a burst of now; none
+	-- is reserved for a caller no longer waiting for the answer.
 	local line = math.max(tat, now)
 	wait = math.max(line - burst - now, 0)
-	if wait > maxWait then
+	if wait > maxWait or now > giveUp then
 		wait = -1
 	else
 		tat = line + 1000000 / rate
 	end
 end
 redis.call("HSET", key, "en", en, "rate", rate, "wmax", wmax, "k", k, "cut", cut, "tat", tat, "acc", acc,
-	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw)
+	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw,
+	me, string.format("%d %d %d %d", math.max(nAcc, sAcc), math.max(nThr, sThr), math.max(nTo, sTo), math.floor(now / 1000000)))
 redis.call("PEXPIRE", key, ttl)
 if en == 0 then return {wait, "inf"} end
 return {math.floor(wait), tostring(rate)}
