@@ -8,6 +8,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/retrykit/retry/internal/faultproxy"
 	"github.com/retrykit/retry/internal/redistest"
 	"github.com/retrykit/retry/limit"
 	lredis "github.com/retrykit/retry/limit/redis"
@@ -22,7 +23,8 @@ const overrun = 100 * time.Millisecond
 
 // fleet is one instance of a fleet that limits at rate a second (its
 // MinRate: the throttle it was told of came with nothing accepted), with
-// the go-redis client a user has by default, and that client.
+// the go-redis client a user has by default, and a client of the test's
+// own that reads the fleet's state straight from the server.
 type fleet struct {
 	l      *lredis.Limiter
 	client *goredis.Client
@@ -31,8 +33,14 @@ type fleet struct {
 
 func limiting(t *testing.T, addr string, rate float64) fleet {
 	t.Helper()
-	c := newClient(t, addr)
-	l, err := lredis.New(c, "k", lredis.Config{OpTimeout: opTimeout, Recheck: recheck,
+	return limitingThrough(t, addr, addr, rate)
+}
+
+// limitingThrough is limiting with the instance's client dialing via, a
+// fault proxy before the server at addr.
+func limitingThrough(t *testing.T, via, addr string, rate float64) fleet {
+	t.Helper()
+	l, err := lredis.New(newClient(t, via), "k", lredis.Config{OpTimeout: opTimeout, Recheck: recheck,
 		Adaptive: limit.AdaptiveConfig{MinRate: rate, Burst: time.Millisecond}})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -41,7 +49,7 @@ func limiting(t *testing.T, addr string, rate float64) fleet {
 	l.Record(ctx, limit.Outcome{Result: limit.Throttled})
 	require.True(t, l.Acquire(ctx, time.Second))
 	require.Equal(t, rate, l.Rate(), "the fleet limits: every Acquire asks Redis")
-	return fleet{l: l, client: c, rate: rate}
+	return fleet{l: l, client: newClient(t, addr), rate: rate}
 }
 
 // tally is what callers saw.
@@ -187,4 +195,42 @@ func TestAnswersRecordedDuringAHangAreCountedOnce(t *testing.T) {
 	}
 	srv.Resume()
 	f.recovers(t, before+n)
+}
+
+// TestANetworkBlackHoleGivesCallersLocalLimiting: the network between the
+// instance and Redis holds every byte (a partition), then lets them through.
+func TestANetworkBlackHoleGivesCallersLocalLimiting(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr, faultproxy.Config{})
+	f := limitingThrough(t, p.Addr(), srv.Addr, 1000)
+	before, err := f.client.HGet(context.Background(), "retry:limit:k", "acc").Int64()
+	require.NoError(t, err)
+	p.Set(faultproxy.Faults{BlackHole: true})
+	s := hammer(f, 8, time.Second, 100*time.Millisecond, time.Second)
+	p.Set(faultproxy.Faults{})
+	t.Logf("during the black hole: %d admitted, %d refused; worst overrun %v", s.admitted.Load(), s.refused.Load(), time.Duration(s.worst.Load()))
+	assert.Less(t, time.Duration(s.worst.Load()), overrun, "no caller blocked past its deadline")
+	assert.Greater(t, s.admitted.Load(), 8*s.refused.Load(), "the local limiter lets nearly all through")
+	f.recovers(t, before+s.admitted.Load())
+}
+
+// TestAConnectionResetMidReplyCountsNothingTwice: every reply of Redis is
+// cut by a reset after its first bytes: the script ran, its caller cannot
+// know it, and go-redis sends it again on a new connection. The news it
+// carried count once all the same.
+func TestAConnectionResetMidReplyCountsNothingTwice(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr, faultproxy.Config{})
+	f := limitingThrough(t, p.Addr(), srv.Addr, 1000)
+	before, err := f.client.HGet(context.Background(), "retry:limit:k", "acc").Int64()
+	require.NoError(t, err)
+	p.Set(faultproxy.Faults{Reset: true, ResetAfter: 3})
+	s := hammer(f, 8, time.Second, 100*time.Millisecond, time.Second)
+	p.Set(faultproxy.Faults{})
+	t.Logf("during the resets: %d admitted, %d refused, %d connections reset; worst overrun %v",
+		s.admitted.Load(), s.refused.Load(), p.Resets(), time.Duration(s.worst.Load()))
+	require.Positive(t, p.Resets(), "replies were cut")
+	assert.Less(t, time.Duration(s.worst.Load()), overrun, "no caller blocked past its deadline")
+	assert.Greater(t, s.admitted.Load(), 8*s.refused.Load(), "the local limiter lets nearly all through")
+	f.recovers(t, before+s.admitted.Load())
 }
