@@ -23,7 +23,9 @@ type Config struct {
 	// Prefix is put before the limit's key ("retry:limit:" + name).
 	Prefix string
 	// OpTimeout is the longest an Acquire waits for Redis, whatever the
-	// client's own timeouts. 0 means 200ms.
+	// client's own timeouts (and no longer than half of what is left of its
+	// context's deadline), and how long a script may take before Redis is
+	// taken for away. 0 means 200ms.
 	OpTimeout time.Duration
 	// Recheck is how long an instance limits locally after Redis failed
 	// it, before it asks Redis again. 0 means 1s.
