@@ -37,7 +37,8 @@ type Config struct {
 	// TTL is how long the shared state outlives the last call. 0 means 1h.
 	TTL time.Duration
 	// Adaptive holds the parameters of the shared limiter (Beta, Scale,
-	// Probe, MinRate, Burst, Hold, Window: see limit.AdaptiveConfig) and
+	// Probe, MinRate, Burst, Hold, Window, Timeouts, Start: see
+	// limit.AdaptiveConfig) and
 	// configures each instance's local one, which limits while Redis is
 	// away.
 	Adaptive limit.AdaptiveConfig
@@ -96,7 +97,7 @@ func New(client goredis.UniversalClient, name string, o Config) (*Limiter, error
 	l := &Limiter{client: client, key: o.Prefix + "retry:limit:" + name, id: strconv.FormatUint(rand.Uint64(), 36),
 		o: o, local: local,
 		args: []any{c.Beta, c.Scale, c.Probe, c.MinRate, c.Burst.Microseconds(), c.Hold.Microseconds(),
-			c.Window.Microseconds(), o.TTL.Milliseconds(), limit.Patience.Seconds()}}
+			c.Window.Microseconds(), o.TTL.Milliseconds(), limit.Patience.Seconds(), c.Start}}
 	l.rateBits.Store(math.Float64bits(math.Inf(1)))
 	return l, nil
 }
