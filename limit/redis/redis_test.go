@@ -184,3 +184,30 @@ func TestAFleetsStartEndsWithItsFirstCut(t *testing.T) {
 	l.Acquire(ctx, 0)
 	assert.Less(t, l.Rate(), 1.5*cut, "no more doubling")
 }
+
+// TestAnInstanceGoneForTTLIsForgotten: the hash keeps an entry per
+// instance, to count its news once; an instance silent for TTL loses its
+// entry, so that a fleet whose instances come and go does not grow its
+// hash for ever.
+func TestAnInstanceGoneForTTLIsForgotten(t *testing.T) {
+	srv := redistest.Start(t)
+	o := lredis.Config{TTL: time.Second, Adaptive: limit.AdaptiveConfig{Start: 1e6}}
+	a, gone := newLimiter(t, srv.Addr, "k", o), newLimiter(t, srv.Addr, "k", o)
+	ctx := context.Background()
+	require.True(t, gone.Acquire(ctx, time.Second))
+	c := newClient(t, srv.Addr)
+	instances := func() int {
+		n := 0
+		for _, f := range c.HKeys(ctx, "retry:limit:k").Val() {
+			if len(f) > 2 && f[:2] == "i:" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 1, instances())
+	for end := time.Now().Add(3500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		require.True(t, a.Acquire(ctx, time.Second))
+	}
+	assert.Equal(t, 1, instances(), "the live one only")
+}
