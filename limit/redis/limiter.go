@@ -298,6 +298,14 @@ func (l *Limiter) call(ctx context.Context, args []any, done chan<- answer) {
 		done <- answer{err: err}
 		return
 	}
+	l.learn(args, res)
+	wait, _ := res[0].(int64)
+	done <- answer{wait: wait}
+}
+
+// learn takes in the script's answer to args: Redis is back, the news
+// sent are told, and the fleet's rate is res's.
+func (l *Limiter) learn(args, res []any) {
 	l.downUntil.Store(0)
 	l.answered.Store(time.Now().UnixNano())
 	raise(&l.acked.accepted, args[1].(int64))
@@ -311,8 +319,6 @@ func (l *Limiter) call(ctx context.Context, args []any, done chan<- answer) {
 			l.rateBits.Store(math.Float64bits(rate))
 		}
 	}
-	wait, _ := res[0].(int64)
-	done <- answer{wait: wait}
 }
 
 // sleep waits d, or until ctx ends; it reports whether d passed.
