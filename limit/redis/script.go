@@ -24,8 +24,9 @@ import goredis "github.com/redis/go-redis/v9"
 // the counts it has taken in, and takes in only what exceeds them — a
 // script that runs after its caller gave up, or that go-redis sent again,
 // brings nothing twice. A Redis that forgot the instance (a restart) counts
-// from the instance's last answer. Each run looks at one other instance's
-// entry at random and deletes it once it is older than ttl.
+// from the instance's last answer. Each run looks at a few more entries,
+// going round the hash (HSCAN; pc is where it stopped), and deletes those
+// of instances silent for ttl.
 //
 // A fleet whose state is gone (a Redis restarted empty) starts at seed, the
 // rate the instance last heard, as if at the plateau of a cut, instead of
@@ -49,7 +50,8 @@ import goredis "github.com/redis/go-redis/v9"
 // (cumulative accepted), t0 and a0 (the start of the current measurement and
 // acc then), t1 and a1 (the start of the one before), peak, pat (the last
 // cut's patience, s), tw (1: a timeout's cut waits for answers in time), ss
-// (1 in a slow start) and dbl (its last doubling);
+// (1 in a slow start) and dbl (its last doubling), pc (the cursor of the
+// round of the entries);
 // "i:" .. id: "accepted throttled timedOut seen(s)" of each instance.
 var acquireScript = goredis.NewScript(`
 local key = KEYS[1]
@@ -73,10 +75,14 @@ if seen then
 	sAcc, sThr, sTo = tonumber(a), tonumber(b), tonumber(c)
 end
 local accepted, throttled, timedOut = math.max(nAcc - sAcc, 0), math.max(nThr - sThr, 0), math.max(nTo - sTo, 0)
-local other = redis.call("HRANDFIELD", key)
-if other and other ~= me and string.sub(other, 1, 2) == "i:" then
-	local at = tonumber(string.match(redis.call("HGET", key, other) or "", " (%d+)$"))
-	if at and now / 1000000 - at > ttl / 1000 then redis.call("HDEL", key, other) end
+-- A few entries further along the hash (HSCAN, from where the last run
+-- stopped): those of instances silent for ttl are deleted.
+local scan = redis.call("HSCAN", key, redis.call("HGET", key, "pc") or "0", "COUNT", 4)
+for i = 1, #scan[2], 2 do
+	local f, at = scan[2][i], tonumber(string.match(scan[2][i + 1], " (%d+)$"))
+	if f ~= me and string.sub(f, 1, 2) == "i:" and at and now / 1000000 - at > ttl / 1000 then
+		redis.call("HDEL", key, f)
+	end
 end
 
 local s = redis.call("HMGET", key, "en", "rate", "wmax", "k", "cut", "tat", "acc", "t0", "a0", "t1", "a1", "peak", "pat", "tw", "ss", "dbl")
@@ -154,7 +160,7 @@ if en == 1 and take == 1 then
 	end
 end
 redis.call("HSET", key, "en", en, "rate", rate, "wmax", wmax, "k", k, "cut", cut, "tat", tat, "acc", acc,
-	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw, "ss", ss, "dbl", dbl,
+	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw, "ss", ss, "dbl", dbl, "pc", scan[1],
 	me, string.format("%d %d %d %d", math.max(nAcc, sAcc), math.max(nThr, sThr), math.max(nTo, sTo), math.floor(now / 1000000)))
 redis.call("PEXPIRE", key, ttl)
 if en == 0 then return {wait, "inf"} end
