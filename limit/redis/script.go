@@ -24,9 +24,10 @@ import goredis "github.com/redis/go-redis/v9"
 // the counts it has taken in, and takes in only what exceeds them — a
 // script that runs after its caller gave up, or that go-redis sent again,
 // brings nothing twice. A Redis that forgot the instance (a restart) counts
-// from the instance's last answer. Each run looks at a few more entries,
-// going round the hash (HSCAN; pc is where it stopped), and deletes those
-// of instances silent for ttl.
+// from the instance's last answer. With each new measurement (every
+// window), the script looks at a few more entries, going round the hash
+// (HSCAN; pc is where it stopped), and deletes those of instances silent
+// for ttl.
 //
 // A fleet whose state is gone (a Redis restarted empty) starts at seed, the
 // rate the instance last heard, as if at the plateau of a cut, instead of
@@ -75,15 +76,6 @@ if seen then
 	sAcc, sThr, sTo = tonumber(a), tonumber(b), tonumber(c)
 end
 local accepted, throttled, timedOut = math.max(nAcc - sAcc, 0), math.max(nThr - sThr, 0), math.max(nTo - sTo, 0)
--- A few entries further along the hash (HSCAN, from where the last run
--- stopped): those of instances silent for ttl are deleted.
-local scan = redis.call("HSCAN", key, redis.call("HGET", key, "pc") or "0", "COUNT", 4)
-for i = 1, #scan[2], 2 do
-	local f, at = scan[2][i], tonumber(string.match(scan[2][i + 1], " (%d+)$"))
-	if f ~= me and string.sub(f, 1, 2) == "i:" and at and now / 1000000 - at > ttl / 1000 then
-		redis.call("HDEL", key, f)
-	end
-end
 
 local s = redis.call("HMGET", key, "en", "rate", "wmax", "k", "cut", "tat", "acc", "t0", "a0", "t1", "a1", "peak", "pat", "tw", "ss", "dbl")
 local en, rate, wmax, k = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0
@@ -145,7 +137,20 @@ end
 -- over the whole start, it would be measured far too low.
 local step = window
 if ss == 1 then step = window / 10 end
-if now - t0 > step then t1, a1, t0, a0 = t0, a0, now, acc end
+if now - t0 > step then
+	t1, a1, t0, a0 = t0, a0, now, acc
+	-- With each new measurement, a few entries further along the hash
+	-- (HSCAN, from where the last one stopped): those of instances silent
+	-- for ttl are deleted.
+	local scan = redis.call("HSCAN", key, redis.call("HGET", key, "pc") or "0", "COUNT", 8)
+	for i = 1, #scan[2], 2 do
+		local f, at = scan[2][i], tonumber(string.match(scan[2][i + 1], " (%d+)$"))
+		if f ~= me and string.sub(f, 1, 2) == "i:" and at and now / 1000000 - at > ttl / 1000 then
+			redis.call("HDEL", key, f)
+		end
+	end
+	redis.call("HSET", key, "pc", scan[1])
+end
 
 local wait = -2
 if en == 1 and take == 1 then
@@ -160,7 +165,7 @@ if en == 1 and take == 1 then
 	end
 end
 redis.call("HSET", key, "en", en, "rate", rate, "wmax", wmax, "k", k, "cut", cut, "tat", tat, "acc", acc,
-	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw, "ss", ss, "dbl", dbl, "pc", scan[1],
+	"t0", t0, "a0", a0, "t1", t1, "a1", a1, "peak", peak, "pat", pat, "tw", tw, "ss", ss, "dbl", dbl,
 	me, string.format("%d %d %d %d", math.max(nAcc, sAcc), math.max(nThr, sThr), math.max(nTo, sTo), math.floor(now / 1000000)))
 redis.call("PEXPIRE", key, ttl)
 if en == 0 then return {wait, "inf"} end
