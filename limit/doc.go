@@ -45,6 +45,8 @@
 //	| AdaptiveConfig.Window    | rates measured over the last 1s                |                      |
 //	| AdaptiveConfig.Timeouts  | false: a timeout says nothing of the rate      |                      |
 //	|                          | (true: a throttle, back to the rate before)    |                      |
+//	| AdaptiveConfig.Start     | 0: no limit until the first 429 (a rate: start | TCP's slow start     |
+//	|                          | there, double every Window/10 while used)      |                      |
 //	| AdaptiveConfig.Now       | the monotonic clock                            |                      |
 //	| ThrottlerConfig.K        | 2                                              | Google SRE           |
 //	| ThrottlerConfig.Window   | 10s, sliding by a tenth                        |                      |
