@@ -279,6 +279,8 @@ func TestNilFunctionsAreInvalidNotPanics(t *testing.T) {
 	assert.ErrorIs(t, chaos.Wrap(nil, nil)(t.Context()), retry.ErrInvalid)
 	_, err := chaos.WrapValue[int](nil, nil)(t.Context())
 	assert.ErrorIs(t, err, retry.ErrInvalid)
+	s := newScenario(t, chaos.Config{Rules: []chaos.Rule{{Fault: chaos.Latency(time.Millisecond)}, {Fault: chaos.Timeout(time.Millisecond)}}})
+	assert.EqualError(t, chaos.Wrap(s, func(context.Context) error { return nil })(nil), "read tcp: i/o timeout", "a nil context never ends")
 }
 
 func TestBadRulesAreInvalidErrorsThatNameTheField(t *testing.T) {

@@ -201,10 +201,14 @@ func uniform(seed, n, i uint64) float64 {
 	return float64(x>>11+1) / (1 << 53)
 }
 
-// sleep waits d on a real timer, or until ctx ends, with its cause.
+// sleep waits d on a real timer, or until ctx ends, with its cause. A nil
+// ctx never ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
