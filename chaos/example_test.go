@@ -139,11 +139,12 @@ func ExampleScenario_Enable() {
 
 // Each fault describes itself as the call that makes it.
 func ExampleFault_String() {
-	for _, f := range []chaos.Fault{chaos.ResetAfterSend(), chaos.Throttle(503, 2*time.Second), chaos.LatencyTail(20*time.Millisecond, time.Second)} {
+	for _, f := range []chaos.Fault{chaos.ResetAfterSend(), chaos.Throttle(503, 2*time.Second), chaos.LatencyTail(20*time.Millisecond, time.Second), {}} {
 		fmt.Println(f)
 	}
 	// Output:
 	// ResetAfterSend()
 	// Throttle(503, 2s)
 	// LatencyTail(20ms, 1s)
+	// Fault{}
 }

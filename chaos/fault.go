@@ -131,6 +131,8 @@ func (f Fault) String() string {
 		return "Truncate(" + strconv.Itoa(f.n) + ")"
 	case stall:
 		return fmt.Sprintf("Stall(%d, %v)", f.n, f.d)
+	case none:
+		return "Fault{}"
 	}
 	return names[f.kind] + "()"
 }
