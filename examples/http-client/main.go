@@ -64,11 +64,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func run(ctx context.Context, w io.Writer) error {
 	srv := httptest.NewServer(&flaky{hits: map[string]int{}})
 	defer srv.Close()
-	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond}))
-	if err != nil {
-		return err
-	}
-	client, err := httpretry.NewClient(r)
+	client, r, err := newClient(http.DefaultTransport)
 	if err != nil {
 		return err
 	}
@@ -84,6 +80,17 @@ func run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	return streamEvents(ctx, w, r, srv.URL+"/stream")
+}
+
+// newClient returns the client of every call, sending through base, and its
+// Retrier.
+func newClient(base http.RoundTripper) (*http.Client, *retry.Retrier, error) {
+	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond}))
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := httpretry.NewClient(r, httpretry.WithBase(base))
+	return client, r, err
 }
 
 func call(ctx context.Context, w io.Writer, client *http.Client, base, method, path, key string) error {
