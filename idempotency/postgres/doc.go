@@ -68,7 +68,9 @@
 // A COMMIT whose reply was lost is retried (the transaction is keyed): every
 // attempt after the first looks the key up first, finds it completed by its
 // own token if the COMMIT did succeed, runs nothing, and returns the stored
-// result as this call's own.
+// result as this call's own. So does the call whose Retrier gave up on the
+// transaction: it looks the key up once more, and its own completion (its
+// execution's token) is its own result, not a replay.
 //
 // Failures are not kept (there is no KeepFailures): a failed transaction
 // records nothing, so the next call runs fn again.
@@ -80,6 +82,9 @@
 //	| table           | retry_idempotency  | Table        |
 //	| retention (Tx)  | 24h                | Retention    |
 //	| max kept (Tx)   | 1 MiB              | —            |
+//	| wait (Tx) for a | 30s, then the      | MaxWait      |
+//	| key in progress | retryable          |              |
+//	|                 | ErrInProgress      |              |
 //
 // (idempotency.Do, Once and the middleware pass their own lease and
 // retention to the Store's methods; Tx takes no claim, so it has no lease.)
