@@ -14,8 +14,11 @@ require (
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
+	github.com/retrykit/retry/internal/faultproxy v0.1.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy
