@@ -82,6 +82,6 @@ func TestTxWaitsForAKeyInProgressAtMostMaxWait(t *testing.T) {
 	waited := time.Since(start)
 	require.ErrorIs(t, err, idempotency.ErrInProgress)
 	assert.GreaterOrEqual(t, waited, 200*time.Millisecond, "Tx gave up before MaxWait")
-	assert.Less(t, waited, 200*time.Millisecond+100*time.Millisecond, "Tx waited past MaxWait plus 100ms")
+	assert.Less(t, waited, 200*time.Millisecond+time.Second, "Tx waited far past MaxWait")
 	t.Logf("MaxWait 200ms: Tx returned after %v", waited)
 }
