@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"testing"
@@ -84,4 +85,26 @@ func TestTxWaitsForAKeyInProgressAtMostMaxWait(t *testing.T) {
 	assert.GreaterOrEqual(t, waited, 200*time.Millisecond, "Tx gave up before MaxWait")
 	assert.Less(t, waited, 200*time.Millisecond+time.Second, "Tx waited far past MaxWait")
 	t.Logf("MaxWait 200ms: Tx returned after %v", waited)
+}
+
+// TestOwnAmbiguousCommitOfAResultTooLargeToKeepReturnsIt: a result over
+// 1 MiB is recorded as not retained, and returned to its caller — also
+// when the COMMIT's reply was lost and the retry finds the key completed by
+// this call.
+func TestOwnAmbiguousCommitOfAResultTooLargeToKeepReturnsIt(t *testing.T) {
+	direct := newPool(t, "", 2, nil)
+	newStore(t, direct, postgres.Config{})
+	pool, proxy := proxied(t, direct, 2)
+	s, err := postgres.New(pool, postgres.Config{})
+	require.NoError(t, err)
+	big := make([]byte, 1<<20+1)
+	for i, r := range []*retry.Retrier{newRetrier(t), newRetrier(t, retry.WithMaxAttempts(1))} {
+		key := fmt.Sprint("big-", i)
+		proxy.LoseCommitReply()
+		res, err := s.Tx(t.Context(), r, pgx.TxOptions{}, key, fingerprint, func(context.Context, pgx.Tx) ([]byte, error) { return big, nil })
+		require.NoError(t, err)
+		assert.False(t, res.Replay)
+		assert.Len(t, res.Value, len(big), "the caller lost its own result")
+	}
+	require.Equal(t, 2, proxy.Lost(), "the COMMIT replies were not lost: the test proved nothing")
 }
