@@ -21,4 +21,8 @@
 // ambiguous commit, made deterministic).
 //
 // The zero Faults forwards everything unchanged; Set(Faults{}) heals.
+//
+// Log records an outage test's calls, for the checks every such test makes:
+// no call blocks past its deadline plus a margin (Overshoot), and service
+// recovers within a stated time once the outage ends (Recovery).
 package faultproxy

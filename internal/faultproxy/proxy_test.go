@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -350,5 +351,31 @@ func TestCloseEndsHeldAndDelayedConnections(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil || isTimeout(err) {
 		t.Errorf("read after Close: %v, want the connection closed", err)
+	}
+}
+
+func TestLogMeasuresOvershootAndRecovery(t *testing.T) {
+	var l Log
+	fail := errors.New("down")
+	l.Do(t.Context(), time.Millisecond, func(ctx context.Context) error { <-ctx.Done(); time.Sleep(20 * time.Millisecond); return ctx.Err() })
+	if d, _ := l.Overshoot(); d < 20*time.Millisecond {
+		t.Errorf("Overshoot = %v, want at least 20ms", d)
+	}
+	if _, ok := l.Recovery(); ok {
+		t.Error("Recovery without Healed")
+	}
+	l.Healed()
+	l.Do(t.Context(), time.Second, func(context.Context) error { return fail })
+	if _, ok := l.Recovery(); ok {
+		t.Error("Recovery after a failure and no success")
+	}
+	l.Do(t.Context(), time.Second, func(context.Context) error { time.Sleep(5 * time.Millisecond); return nil })
+	l.Do(t.Context(), time.Second, func(context.Context) error { return nil })
+	d, ok := l.Recovery()
+	if !ok || d < 5*time.Millisecond {
+		t.Errorf("Recovery = %v, %v; want the end of the first success after the last failure, at least 5ms", d, ok)
+	}
+	if n := len(l.Calls()); n != 4 {
+		t.Errorf("%d calls recorded, want 4", n)
 	}
 }
