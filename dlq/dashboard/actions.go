@@ -83,9 +83,9 @@ func (d *Dashboard) confirm(w http.ResponseWriter, r *http.Request) {
 
 type reportPage struct {
 	page
-	Action  string
-	Purged  int
-	Job     *jobView
+	Action string
+	Purged int
+	Job    *jobView
 }
 
 // run does what a confirmation page confirmed: a purge at once, a replay

@@ -360,11 +360,17 @@ func TestATokenIsRequiredWhenSet(t *testing.T) {
 func TestBadArgumentsAreRefused(t *testing.T) {
 	q, _ := seeded(t)
 	for name, f := range map[string]func() error{
-		"a nil queue":      func() error { _, err := dashboard.New(nil, nil); return err },
-		"a nil option":     func() error { _, err := dashboard.New(q, nil, nil); return err },
-		"a short token":    func() error { _, err := dashboard.New(q, nil, dashboard.WithToken("short")); return err },
-		"a bad threshold":  func() error { _, err := dashboard.New(q, nil, dashboard.WithThresholds(dlq.Thresholds{Size: -2})); return err },
-		"a too short span": func() error { _, err := dashboard.New(q, nil, dashboard.WithThresholds(dlq.Thresholds{Window: time.Millisecond})); return err },
+		"a nil queue":   func() error { _, err := dashboard.New(nil, nil); return err },
+		"a nil option":  func() error { _, err := dashboard.New(q, nil, nil); return err },
+		"a short token": func() error { _, err := dashboard.New(q, nil, dashboard.WithToken("short")); return err },
+		"a bad threshold": func() error {
+			_, err := dashboard.New(q, nil, dashboard.WithThresholds(dlq.Thresholds{Size: -2}))
+			return err
+		},
+		"a too short span": func() error {
+			_, err := dashboard.New(q, nil, dashboard.WithThresholds(dlq.Thresholds{Window: time.Millisecond}))
+			return err
+		},
 	} {
 		if err := f(); !errors.Is(err, retry.ErrInvalid) {
 			t.Errorf("%s: %v; want a *retry.InvalidError", name, err)
