@@ -16,12 +16,13 @@ import (
 
 var servingAt = regexp.MustCompile(`serving the dashboard of .* at (http://\S+/)`)
 
-// startServe runs `dlq serve` with args and returns the dashboard's URL.
+// startServe runs dlq with args (which name the serve command) on a free
+// loopback port, and returns the dashboard's URL.
 // The server is interrupted, as Ctrl-C would, when the test ends, and must
 // then exit 0.
 func startServe(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append(args, "serve", "--addr", "127.0.0.1:0")...)
+	cmd := exec.Command(bin, append(args, "--addr", "127.0.0.1:0")...)
 	cmd.Env = append(append(os.Environ(), "DLQ_DB=", "DLQ_REDIS=", "DLQ_TOKEN=", "GORACE=atexit_sleep_ms=0"), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -83,7 +84,7 @@ func fetch(t *testing.T, url string, basicPassword string) (int, string) {
 
 func TestServeShowsTheQueue(t *testing.T) {
 	db, ls := seededFile(t)
-	url := startServe(t, nil, "--db", db)
+	url := startServe(t, nil, "--db", db, "serve")
 	status, body := fetch(t, url, "")
 	if status != http.StatusOK || !strings.Contains(body, `id="count">4<`) || !strings.Contains(body, ls["a"].Group()) {
 		t.Fatalf("GET / = %d:\n%s", status, body)
@@ -111,7 +112,7 @@ func TestServeRefusesAnyAddressButLoopbackWithoutAToken(t *testing.T) {
 func TestServeWithATokenAsksForIt(t *testing.T) {
 	db, _ := seededFile(t)
 	const token = "a-token-of-the-operator-0123"
-	url := startServe(t, []string{"DLQ_TOKEN=" + token}, "--db", db)
+	url := startServe(t, []string{"DLQ_TOKEN=" + token}, "--db", db, "serve")
 	if status, _ := fetch(t, url, ""); status != http.StatusUnauthorized {
 		t.Fatalf("no token: status %d, want 401", status)
 	}
