@@ -18,8 +18,8 @@ import (
 
 // schemaVersion is the version of the tables this package creates and reads.
 // Open migrates a file of an earlier version: version 1 named the stop_reason
-// column reason.
-const schemaVersion = 2
+// column reason; version 2 had no index for Summarize.
+const schemaVersion = 3
 
 // Defaults for zero fields of Config.
 const (
@@ -75,13 +75,22 @@ CREATE TABLE dlq_letters (
 CREATE INDEX dlq_letters_source ON dlq_letters (source, seq);
 CREATE INDEX dlq_letters_last_failure ON dlq_letters (last_failure);
 CREATE INDEX dlq_letters_grp ON dlq_letters (grp);
-INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '2');
+` + summaryIndex + `
+INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '3');
 `
+
+// summaryIndex holds every column Summarize reads, so that it reads this
+// index and not the rows, whose records are most of the file: 1.3 s for
+// the overview of 100,000 letters without it, 0.3 s with it (bench:
+// dlqdashboard).
+const summaryIndex = `CREATE INDEX IF NOT EXISTS dlq_letters_summary ON dlq_letters (grp, source, stop_reason, class, last_failure);`
 
 // migrations[v] takes a file from version v to v+1.
 var migrations = map[int]string{
 	1: `ALTER TABLE dlq_letters RENAME COLUMN reason TO stop_reason;
 UPDATE dlq_meta SET value = '2' WHERE key = 'schema_version';`,
+	2: summaryIndex + `
+UPDATE dlq_meta SET value = '3' WHERE key = 'schema_version';`,
 }
 
 // Open opens the queue in the SQLite file at path, creating the file and

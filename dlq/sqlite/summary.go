@@ -84,7 +84,7 @@ func (q *Queue) aggregate(ctx context.Context, s *dlq.Summary, where []string, a
 SELECT source, stop_reason, class, grp, `+bucket.String()+` AS bucket, count(*), min(last_failure),
 	max(last_failure || printf('%020d', seq))
 FROM dlq_letters`+whereClause(where)+`
-GROUP BY source, stop_reason, class, grp, bucket`, append(bargs, args...)...)
+GROUP BY grp, source, stop_reason, class, bucket`, append(bargs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("dlq/sqlite: summarize: %w", err)
 	}
