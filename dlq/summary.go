@@ -20,7 +20,9 @@ type Summary struct {
 	ByStopReason   map[string]int // letters by StopReason
 	ByClass        map[string]int // letters by the class of their last error (Last.Decision.Reason)
 	// Groups lists every root cause, largest first (then the most recently
-	// seen, then by ID), each with its Histogram over [Oldest, Newest].
+	// seen, then by ID), each with its Histogram over [Oldest, Newest] and,
+	// as its Example, its most recent letter (of letters that failed at the
+	// same instant, the first put).
 	Groups []Group
 }
 
@@ -125,7 +127,7 @@ func (a *aggregate[E]) add(e entry, example E) {
 	}
 	g.Count++
 	g.FirstSeen = minTime(g.FirstSeen, e.last)
-	if !e.last.Before(g.LastSeen) { // the latest; of equals, the last put
+	if !ok || e.last.After(g.LastSeen) { // the latest; of equals, the first put
 		g.LastSeen, a.examples[e.group] = e.last, example
 	}
 	a.entries = append(a.entries, e)

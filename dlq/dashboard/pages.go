@@ -202,8 +202,8 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := dlq.Summarize(ctx, d.q, f)
-	if err == nil {
-		err = d.alertState(ctx, &p)
+	if p.Total = s.Count; err == nil {
+		err = d.alertState(ctx, &p, sel.Filtered())
 	}
 	if err != nil {
 		d.fail(w, err)
@@ -221,14 +221,17 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	d.render(w, http.StatusOK, "overview", p)
 }
 
-// alertState counts the whole queue and its growth, and says which
+// alertState counts the whole queue (the summary's count, unless
+// filtered) and its growth, and says which
 // thresholds it is above, as a Monitor would alert.
-func (d *Dashboard) alertState(ctx context.Context, p *overviewPage) error {
+func (d *Dashboard) alertState(ctx context.Context, p *overviewPage, filtered bool) error {
 	t := d.c.thresholds
 	window := cmp.Or(t.Window, defaultWindow)
 	var err error
-	if p.Total, err = d.q.Count(ctx, dlq.Filter{}); err != nil {
-		return err
+	if filtered {
+		if p.Total, err = d.q.Count(ctx, dlq.Filter{}); err != nil {
+			return err
+		}
 	}
 	if p.Growth, err = d.q.Count(ctx, dlq.Filter{Since: time.Now().Add(-window)}); err != nil {
 		return err
