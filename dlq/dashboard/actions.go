@@ -118,7 +118,10 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	}
-	http.Redirect(w, r, "job?id="+id, http.StatusSeeOther)
+	// Relative to the page, not to r.URL.Path, which a mount's StripPrefix
+	// has cut (http.Redirect would make it absolute from there).
+	w.Header().Set("Location", "job?id="+id)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // job is a replay running in the background, or finished.

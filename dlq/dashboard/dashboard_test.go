@@ -87,17 +87,24 @@ func (r *recorder) taken() []string {
 	return append([]string(nil), r.jobs...)
 }
 
+const prefix = "/admin/dlq"
+
 func serve(t *testing.T, q dlq.Queue, to dlq.Enqueuer, opts ...dashboard.Option) *httptest.Server {
 	t.Helper()
 	d, err := dashboard.New(q, to, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(d)
+	// Mounted under a prefix, as a user mounts it in an admin server: every
+	// link and redirect must be relative.
+	mux := http.NewServeMux()
+	mux.Handle(prefix+"/", http.StripPrefix(prefix, d))
+	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		srv.Close()
 		d.Close()
 	})
+	srv.URL += prefix
 	return srv
 }
 
@@ -129,7 +136,7 @@ func post(t *testing.T, srv *httptest.Server, path string, form url.Values, head
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", srv.URL)
+	req.Header.Set("Origin", "http://"+srv.Listener.Addr().String())
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -305,13 +312,13 @@ func TestAReplayGoesThroughADryRunAndReportsWhatItDid(t *testing.T) {
 	}
 	form := url.Values{"token": {token(t, p)}, "action": {"replay"}, "confirm": {"yes"}, "group": {g}, "pace": {"1000"}}
 	p = must(t, post(t, srv, "/run", form), http.StatusOK)
-	if !strings.HasSuffix(p.url.Path, "/job") {
+	if p.url.Path != prefix+"/job" {
 		t.Fatalf("the replay went to %s, not its job's page", p.url)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Contains(p.body, "Replaying") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		p = get(t, srv, p.url.RequestURI())
+		p = get(t, srv, strings.TrimPrefix(p.url.RequestURI(), prefix))
 	}
 	must(t, p, http.StatusOK, "Replayed 3 letters", `<dd id="replayed">3</dd>`, `<dd id="failed">0 (kept in the queue)</dd>`)
 	if n := count(t, q, dlq.Filter{}); n != 1 || len(to.taken()) != 3 {

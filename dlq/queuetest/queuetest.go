@@ -768,6 +768,15 @@ func testInvalidArguments(t *testing.T, q dlq.Queue) {
 		{"Discard with a nil context", func() error { return q.Discard(nilCtx, l.ID) }},
 		{"Discard of an empty id", func() error { return q.Discard(ctx, "") }},
 		{"Purge with a nil context", func() error { _, err := q.Purge(nilCtx, dlq.Filter{}); return err }},
+		{"List with a negative offset", func() error { _, err := q.List(ctx, dlq.Filter{Offset: -1}); return err }},
+		{"Summarize with a nil context", func() error { _, err := dlq.Summarize(nilCtx, q, dlq.Filter{}); return err }},
+		{"Summarize with a negative limit", func() error { _, err := dlq.Summarize(ctx, q, dlq.Filter{Limit: -1}); return err }},
+	}
+	if s, ok := q.(dlq.Summarizer); ok {
+		tests = append(tests, struct {
+			name string
+			call func() error
+		}{"the queue's own Summarize with a nil context", func() error { _, err := s.Summarize(nilCtx, dlq.Filter{}); return err }})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
