@@ -70,7 +70,9 @@
 //
 // where a failure is {"attempt":1, "type":"<Go type>", "error":"…",
 // "verdict":"retry"|"stop"|"no opinion", "class":"http 503",
-// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
+// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0, "at":"<RFC
+// 3339, UTC>"}, "at" absent when the time of the failure is not known (it
+// was added within version 2). Durations
 // are integer nanoseconds. Fields may be added within a version (readers
 // ignore unknown fields); any other change bumps the version. Decode reads
 // versions 1 and 2 — version 1 named the stop reason "reason" — refuses a

@@ -155,9 +155,13 @@ func printLetter(w io.Writer, l dlq.Letter) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = table(w)
-	fmt.Fprintln(tw, "ATTEMPT\tCLASS\tVERDICT\tWAIT AFTER\tTYPE\tERROR")
+	fmt.Fprintln(tw, "ATTEMPT\tAT\tCLASS\tVERDICT\tWAIT AFTER\tTYPE\tERROR")
 	for _, f := range l.Failures {
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%v\t%s\t%s\n", f.Attempt, c(f.Decision.Reason), f.Decision.Verdict, f.Delay, c(f.Type), cut(f.Error, 80))
+		at := "-"
+		if !f.At.IsZero() {
+			at = stamp(f.At)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%v\t%s\t%s\n", f.Attempt, at, c(f.Decision.Reason), f.Decision.Verdict, f.Delay, c(f.Type), cut(f.Error, 80))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\npayload (%d bytes):\n%s\n", len(l.Job.Payload), payload(l.Job.Payload))

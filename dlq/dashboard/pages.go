@@ -302,8 +302,9 @@ type letterPage struct {
 	RetryAfterString string
 }
 
-// attempt is one failure as the letter's page shows it, with what is known
-// of its time: the first attempt's and the last's.
+// attempt is one failure as the letter's page shows it, with its time:
+// its own, or for a letter stored without it, the first attempt's and the
+// last's.
 type attempt struct {
 	dlq.Failure
 	At string
@@ -337,6 +338,8 @@ func (d *Dashboard) letter(w http.ResponseWriter, r *http.Request) {
 	for i, f := range l.Failures {
 		a := attempt{Failure: f}
 		switch {
+		case !f.At.IsZero():
+			a.At = f.At.UTC().Format(time.RFC3339Nano)
 		case i == 0:
 			a.At = l.FirstFailure.Format(time.RFC3339Nano)
 		case i == len(l.Failures)-1:

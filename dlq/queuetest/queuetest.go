@@ -118,7 +118,8 @@ var (
 func full(source, id string) dlq.Letter {
 	d := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: 2 * time.Second, Limit: 1, Timeout: true}
 	f := func(n int, delay time.Duration) dlq.Failure {
-		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay}
+		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay,
+			At: t0.Add(time.Duration(n) * 700 * time.Millisecond)}
 	}
 	return dlq.Letter{
 		ID:         dlq.LetterID(source, id),
