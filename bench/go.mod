@@ -11,6 +11,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/internal/pgtest v0.1.0
 	github.com/retrykit/retry/otelretry v0.1.0
@@ -31,6 +32,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
@@ -58,9 +60,11 @@ require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/retrykit/retry/dlq/redis v0.1.0
 	github.com/retrykit/retry/dlq/sqlite v0.1.0
 	github.com/retrykit/retry/grpcretry v0.1.0
 	github.com/retrykit/retry/idempotency/postgres v0.1.0
+	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/retrykit/retry/sqlretry v0.1.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -82,3 +86,7 @@ replace github.com/retrykit/retry/sqlretry => ../sqlretry
 replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
 
 replace github.com/retrykit/retry/dlq/sqlite => ../dlq/sqlite
+
+replace github.com/retrykit/retry/dlq/redis => ../dlq/redis
+
+replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
