@@ -43,8 +43,13 @@
 // SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the
 // conformance suite in package queuetest. Monitor wraps any Queue with
 // alerts and an observer; GroupLetters groups letters by root cause;
-// Replay sends selected letters back to an Enqueuer. The cmd/dlq tool
-// operates the durable queues.
+// Summarize adds a queue's letters up — counts by source, stop reason and
+// class, root-cause groups with a histogram over time — through the
+// queue's own Summarizer where it has one (SQL in dlq/sqlite, an index in
+// dlq/redis), so that 100,000 letters are not read to count them; Replay
+// sends selected letters back to an Enqueuer. Filter.Limit and
+// Filter.Offset page a List. The cmd/dlq tool operates the durable queues,
+// and package dlq/dashboard shows one in the browser.
 //
 // Every queue replays a letter the same way, through ReplayClaimed: claim
 // the letter (a claim lapses after the queue's claim timeout, so that a
@@ -65,7 +70,9 @@
 //
 // where a failure is {"attempt":1, "type":"<Go type>", "error":"…",
 // "verdict":"retry"|"stop"|"no opinion", "class":"http 503",
-// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
+// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0, "at":"<RFC
+// 3339, UTC>"}, "at" absent when the time of the failure is not known (it
+// was added within version 2). Durations
 // are integer nanoseconds. Fields may be added within a version (readers
 // ignore unknown fields); any other change bumps the version. Decode reads
 // versions 1 and 2 — version 1 named the stop reason "reason" — refuses a
@@ -121,7 +128,8 @@
 //	| growth resolution          | 1/60 of the window                              | —                               |
 //	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorConfig.Logger, .OnAlert  |
 //	| observer                   | none                                            | MonitorConfig.Observer          |
-//	| groups attached to alerts  | the 5 largest                                   | —                               |
+//	| groups attached to alerts  | the 5 largest (from Summarize)                  | —                               |
+//	| histogram of a group       | 24 slices of the summary's span                 | —                               |
 //	| encoding                   | JSON, version 2 (version 1 is read too)         | —                               |
 //	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                               |
 //	| group id                   | 12 hex digits of SHA-256(signature)             | —                               |
