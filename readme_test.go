@@ -7,7 +7,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -49,7 +51,11 @@ func TestREADMESnippetsCompile(t *testing.T) {
 		t.Skip("type-checks the README against the sources: slow")
 	}
 	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "source", nil) // one importer: each package is checked once
+	var imports []string
+	for _, s := range readmeSnippets(t) {
+		imports = append(imports, importsOf(s.code)...)
+	}
+	imp := exportImporter(t, fset, imports)
 	checked := 0
 	for _, s := range readmeSnippets(t) {
 		if dir := nestedDir(s.code); dir != "" {
@@ -146,6 +152,45 @@ func readmeSnippets(t *testing.T) []snippet {
 		t.Fatalf("found %d Go snippets in the README; the extraction is broken", len(out))
 	}
 	return out
+}
+
+// importsOf returns the import paths of a Go file.
+func importsOf(code string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), "", code, parser.ImportsOnly)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, spec := range f.Imports {
+		out = append(out, strings.Trim(spec.Path.Value, `"`))
+	}
+	return out
+}
+
+// exportImporter returns an importer of compiled export data for this
+// module's packages and the given ones, with their dependencies: `go list
+// -export` compiles them, or finds them in the build cache. Type-checking
+// the library from its sources instead takes a minute on two cores.
+func exportImporter(t *testing.T, fset *token.FileSet, imports []string) types.Importer {
+	t.Helper()
+	args := append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", "./..."}, imports...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	files := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if path, file, ok := strings.Cut(l, "="); ok && file != "" {
+			files[path] = file
+		}
+	}
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		file, ok := files[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
 }
 
 // nestedDir returns the directory of the nested module the snippet
@@ -290,4 +335,64 @@ func TestUnreadErrsFindsADroppedErr(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNestedREADMESnippetsAreCompiled: the nested modules' READMEs hold
+// the README's deeper sections; each Go snippet there says which file of
+// its module compiles it (an HTML comment "<!-- compiled in file -->" just
+// before the fence, the file relative to the README), and is in that file
+// line for line, so that it cannot drift from the code that checks it.
+func TestNestedREADMESnippetsAreCompiled(t *testing.T) {
+	marker := regexp.MustCompile(`^<!-- compiled in (\S+) -->$`)
+	for _, dir := range []string{"grpcretry", "sqlretry", "otelretry", "idempotency/postgres"} {
+		readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(readme), "\n")
+		for i := 0; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "```go" {
+				continue
+			}
+			start := i + 1
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			}
+			where := fmt.Sprintf("%s/README.md line %d", dir, start+1)
+			m := marker.FindStringSubmatch(strings.TrimSpace(lines[max(start-2, 0)]))
+			if m == nil {
+				t.Errorf("%s: a snippet without a <!-- compiled in file --> line before it", where)
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(dir, m[1]))
+			if err != nil {
+				t.Errorf("%s: %v", where, err)
+				continue
+			}
+			if !containsLines(string(src), strings.Join(lines[start:i], "\n")) {
+				t.Errorf("%s: the snippet is not, line for line, in %s", where, m[1])
+			}
+		}
+	}
+}
+
+// containsLines reports whether the non-blank lines of snippet appear in
+// src consecutively (blank lines and indentation aside).
+func containsLines(src, snippet string) bool {
+	want, have := nonBlank(snippet), nonBlank(src)
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+func nonBlank(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
