@@ -171,7 +171,7 @@
 // # The rules, in code
 //
 // The library enforces ten rules; here is the shortest code that applies each
-// (TestDocSnippetsCompile type-checks every snippet of the package docs, and
+// (the repository's tests type-check these snippets against the library, and
 // none discards an error). First, an LLM call with its preset, a logger, the
 // call's Stats and a Retry-After longer than the call may wait:
 //
@@ -538,7 +538,7 @@
 // network boundary the error type is lost: that is what the gateway's
 // "upstream error" rule is for.
 //
-// # Testing code that retries
+// # A test on fake time
 //
 // Waits are real timers, so testing/synctest runs them on its fake clock:
 // five attempts with a 10 s Retry-After between them take no real time. Seed

@@ -99,7 +99,7 @@
 // keeps each key's breaker in Redis (Config.NewCircuit) so that a fleet opens
 // together.
 //
-// # Circuit breakers and cooldowns (breaker)
+// # A breaker in a Retrier, in full
 //
 // Retries handle a blip; a breaker handles a dependency that is down.
 // breaker.New(breaker.Config{…}) makes a set of sony/gobreaker/v2 breakers,

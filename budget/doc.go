@@ -50,7 +50,7 @@
 // retry and counts nothing, without panicking, and its Validate method — which
 // retry.WithBudget calls — reports it.
 //
-// # Retry budgets (budget)
+// # Sharing a budget
 //
 //	| budget | model | defaults (source) | hot path |
 //	| --- | --- | --- | --- |

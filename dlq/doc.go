@@ -129,7 +129,7 @@
 //	| error message kept         | 4096 bytes                                      | —                               |
 //	| dead-lettered on           | every give-up but the caller's cancellation     | —                               |
 //
-// # Dead letter queues (dlq)
+// # The pieces, in short
 //
 // A job that exhausts its retries goes to a dead letter queue that works as a
 // diagnosis tool, not a cemetery. dlq.Do(ctx, retrier, queue, job, op) (or

@@ -28,7 +28,7 @@
 // (Validate); retry.NewHedger reports a bad one as a *retry.InvalidError
 // naming the field and its value.
 //
-// # Hedged calls (hedge, retry.NewHedger)
+// # Hedged calls
 //
 // Retries fix failures; they do nothing for a call that is merely slow. A hedged call sends a
 // second copy of a request that has not answered within a delay and takes whichever answers

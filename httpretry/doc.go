@@ -162,7 +162,7 @@
 // and costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
 // cost: see bench/README.md.
 //
-// # HTTP and streams (httpretry)
+// # A client, in full
 //
 //	func get(ctx context.Context, r *retry.Retrier, url string) (*http.Response, error) {
 //		client, err := httpretry.NewClient(r) // an *http.Client whose transport runs every request through r

@@ -153,7 +153,7 @@
 // client's request. The scope's share of a tenth lets one client fill no more
 // than a tenth of the memory store, whatever it sends.
 //
-// # Idempotency (idempotency)
+// # The pieces, in short
 //
 // A retry is safe only when repeating the operation cannot repeat its side
 // effect. idempotency.Do(ctx, store, key, fingerprint, fn) runs fn at most

@@ -68,7 +68,7 @@
 // attempt without panicking, and its Validate method — which
 // retry.WithLimiter calls — reports it.
 //
-// # Budgets, limiters, throttlers: which one (budget, limit)
+// # Budgets, limiters, throttlers: which one
 //
 // A retry policy waits out a 429 correctly, but every 429 is a request spent
 // to learn that the limit still holds; a hundred workers sharing one API key
