@@ -136,4 +136,48 @@
 //	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                               |
 //	| error message kept         | 4096 bytes                                      | —                               |
 //	| dead-lettered on           | every give-up but the caller's cancellation     | —                               |
+//
+// # The pieces, in short
+//
+// A job that exhausts its retries goes to a dead letter queue that works as a
+// diagnosis tool, not a cemetery. dlq.Do(ctx, retrier, queue, job, op) (or
+// dlq.Record after any retried call) stores every attempt's error,
+// classification, time and wait, and returns an error matching
+// dlq.ErrDeadLettered — the signal to acknowledge the message (the letter's id
+// is dlq.LetterID(job.Source, job.ID)); a redelivered job is one letter. A
+// call the rate limiter or a breaker refused is dead-lettered too; only a call
+// its caller cancelled is not. A letter's stop reason is its *retry.Error's
+// Stop label (max-attempts, budget, limited, breaker-open, … — the
+// list above), or failed for an error that did not come
+// from a retry loop; dlq.Filter{StopReason: policy.StopBudget.String()}
+// selects by it. dlq.Monitor alerts (OnAlert + slog) once per crossing of a size or
+// growth threshold, and reports each letter stored, each replay and each count
+// to its observer (dlq.MonitorConfig.Observer: observe.LetterAdded,
+// LetterReplayed, QueueCounted); dlq.GroupLetters turns 5,000
+// dead jobs into their few root causes (messages with ids, numbers, UUIDs,
+// addresses and timestamps normalised away); dlq.Replay sends selected
+// letters (by id, group or all) back with attempts reset, each exactly once,
+// removing a letter only when its enqueue succeeded, and reporting a replay
+// whose claim lapsed meanwhile (ReplayReport.Lapsed, ErrClaimLapsed) instead
+// of calling it done. Queues: dlq.NewMemory (in the process), dlq/sqlite (one
+// machine, pure Go: a SIGKILLed writer loses no acknowledged letter — tested;
+// power loss rests on synchronous=FULL — not tested) and dlq/redis (a fleet,
+// atomic moves to and from Redis lists; AOF with appendfsync always kept every
+// acknowledged letter across a SIGKILL of redis-server) — nested modules, all
+// passing dlq/queuetest and sharing one replay protocol (dlq.ReplayClaimed).
+// cmd/dlq (stats, ls, show, replay, purge, --json; dlq --help
+// lists them; purge --all asks first, or takes --yes) operates both.
+//
+//	| setting | default | change with |
+//	| --- | --- | --- |
+//	| memory queue bound | 10,000 letters (then `ErrFull`, never a silent drop) | `dlq.NewMemory(n)` |
+//	| size alert | more than 10 letters | `Thresholds.Size` (`dlq.Off`) |
+//	| growth alert | more than 10 new letters within 1 h | `Thresholds.Growth`, `.Window` |
+//	| alert delivery | `slog.Default()`: WARN firing, INFO resolved; plus the 5 largest causes | `MonitorConfig.Logger`, `.OnAlert` |
+//	| observation | none | `MonitorConfig.Observer` |
+//	| letter encoding | JSON, version 2 (version 1 read) | — |
+//	| kept per letter | 64 attempts (first and last 32), 4 KiB per error message | — |
+//	| replay claim | lapses after 5 min (a replayer that died) | `Config.ClaimTimeout` (sqlite, redis) |
+//	| SQLite | WAL, `synchronous=FULL`, busy timeout 5 s | `sqlite.Config.BusyTimeout` |
+//	| Redis keys | `{dlq}:letters`, `:order`, `:seq`, `:claim:<id>`; source list = the source's name | `redis.Config.Prefix`, `.SourceKey` |
 package dlq

@@ -211,4 +211,47 @@
 // the memory store, whatever else it sends. The host is in the fingerprint
 // so that a server answering for several hosts never replays one host's
 // response on another.
+//
+// # The pieces, in short
+//
+// A retry is safe only when repeating the operation cannot repeat its side
+// effect. idempotency.Do(ctx, store, key, fingerprint, fn) runs fn at most
+// once per key within the retention window; concurrent callers wait for the
+// first and get its result, marked as a replay with the original execution's id
+// (Result.Replay, Result.ReplayOf). The same key with a different request is
+// ErrKeyReuse — never retried, and never answered by minting a new key; a
+// result above the cap is returned once, then reported as ErrNotRetained. A
+// crashed executor's claim expires after its lease (renewed while the work
+// runs); claims are fenced by a token, so a stale executor cannot overwrite a
+// newer result. idempotency.Once runs a side effect ("send the email") only if
+// no earlier run of the key succeeded. Keys: NewKey (once per logical call),
+// DeriveKey(run, step, fingerprint…) for resumable jobs, validated before use
+// (ValidateKey).
+//
+// Stores: the in-process store of NewMemoryStore(idempotency.MemoryConfig{}) (sharded, bounded, expiring; each
+// client's scope may hold a tenth of it, and it refuses rather than forget a
+// record before its time), and Redis in the nested module idempotency/redis
+// (one Lua script per transition, Cluster-safe; its doc says which Redis
+// persistence it needs — AOF with appendfsync always kept every claim across
+// a SIGKILL of redis-server, while without persistence 20 of 20 in-flight keys
+// ran twice); idempotency/storetest is the conformance suite any store runs.
+//
+// On the server, idempotency.Middleware answers 400 (no key), 409 (in
+// flight), 422 (key reused with another payload), 429 (a client over its share
+// of the store), replays completed responses with Idempotent-Replay: true,
+// and reports errors as RFC 9457 problem details. Clients are kept apart by
+// default: a key lives in a scope named by a digest of the request's
+// Authorization, Proxy-Authorization and cookies, so no client receives
+// another's response or learns that it used a key (WithScope for the
+// authenticated account; WithScope returning "" for a single-tenant
+// service). A replay never carries Set-Cookie (WithUnstoredHeaders), and
+// 401/403/407 release the key like a 5xx does. WithObserver reports each
+// request (an observe.Request event whose Detail is an idempotency.Event:
+// its outcome, status and key). On the client, httpretry speaks the protocol: one key per
+// logical call (the request's, its context's, or with httpretry.MintKeys() a
+// new one), a 409 "in progress" waited out inside the one retry loop, and "key
+// reused" and "not retained" never retried; this package gives it HeaderKey,
+// KeyOf, ResponseError, Classify and ReplayOf. go run
+// ./examples/idempotent-server serves POST /orders behind the middleware;
+// its README (examples/idempotent-server/README.md) walks through it with curl.
 package idempotency

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -106,7 +107,7 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	label := method + " " + path
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
-		label += " (Idempotency-Key)"
+		label += " (with a key)"
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -116,7 +117,11 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Fprintf(w, "%-32s %d %q after %d attempt(s), waited %v\n", label, resp.StatusCode, body, res.Attempts, res.Waited.Round(10*time.Millisecond))
-	if res.Err != nil {
+	var once *httpretry.NotRetriedError
+	switch {
+	case errors.As(res.Err, &once): // the short form: the whole error names the URL and the attempt again
+		fmt.Fprintf(w, "%-32s why: sent once, not retried: %s\n", "", once.Reason)
+	case res.Err != nil:
 		fmt.Fprintf(w, "%-32s why: %v\n", "", res.Err)
 	}
 	return nil
