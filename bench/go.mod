@@ -11,13 +11,11 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/retrykit/retry v0.1.0
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/idempotency/redis v0.1.0
 	github.com/retrykit/retry/internal/pgtest v0.1.0
 	github.com/retrykit/retry/internal/rediswait v0.1.0 // indirect
-	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/retrykit/retry/otelretry v0.1.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/stretchr/testify v1.12.1
@@ -29,15 +27,24 @@ require (
 )
 
 require (
+	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.0.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	modernc.org/libc v1.75.7 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.59.0 // indirect
 )
 
 require (
@@ -55,8 +62,11 @@ require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry/dlq/sqlite v0.1.0
 	github.com/retrykit/retry/grpcretry v0.1.0
 	github.com/retrykit/retry/idempotency/postgres v0.1.0
+	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/retrykit/retry/sqlretry v0.1.0
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -76,6 +86,8 @@ replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgre
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
 
 replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
+
+replace github.com/retrykit/retry/dlq/sqlite => ../dlq/sqlite
 
 replace github.com/retrykit/retry/dlq/redis => ../dlq/redis
 

@@ -75,21 +75,35 @@ type Config struct {
 }
 
 // settings returns the gobreaker settings for the breaker named name, with
-// onChange as its state change callback: what NewCircuit receives.
-func (c Config) settings(name string, onChange func(name string, from, to gobreaker.State)) gobreaker.Settings {
-	s := gobreaker.Settings{
+// onChange as its state change callback and tripped told the counts that
+// trip it: what NewCircuit receives. gobreaker clears the counts before it
+// calls onChange, so the counts that opened a breaker are kept on the way.
+func (c Config) settings(name string, onChange func(name string, from, to gobreaker.State), tripped func(Counts)) gobreaker.Settings {
+	trip := c.ReadyToTrip
+	if trip == nil {
+		trip = defaultReadyToTrip
+	}
+	return gobreaker.Settings{
 		Name:          name,
 		MaxRequests:   c.MaxRequests,
 		Interval:      c.Interval,
 		Timeout:       c.Timeout,
 		OnStateChange: onChange,
 		IsExcluded:    func(err error) bool { return errors.Is(err, Excluded) },
+		ReadyToTrip: func(g gobreaker.Counts) bool {
+			counts := CountsOf(g)
+			if !trip(counts) {
+				return false
+			}
+			tripped(counts)
+			return true
+		},
 	}
-	if trip := c.ReadyToTrip; trip != nil {
-		s.ReadyToTrip = func(counts gobreaker.Counts) bool { return trip(CountsOf(counts)) }
-	}
-	return s
 }
+
+// defaultReadyToTrip is gobreaker's default: more than 5 consecutive
+// failures.
+func defaultReadyToTrip(c Counts) bool { return c.ConsecutiveFailures > 5 }
 
 func (c Config) validate() error {
 	switch {
@@ -121,6 +135,7 @@ type entry struct {
 	circuit Circuit
 	mu      sync.Mutex
 	changes []Transition
+	trip    Counts // the counts that tripped the breaker, until changed reads them
 	pending atomic.Int32
 }
 
@@ -129,6 +144,11 @@ type entry struct {
 type Transition struct {
 	Key      Key
 	From, To State
+	// Counts are the counts that tripped the breaker, as ReadyToTrip saw
+	// them, when it went from closed to open; zero for every other change.
+	// (A breaker clears its counts as it changes state, so Breakers.Counts
+	// reads zero once it is open.)
+	Counts Counts
 }
 
 // New returns an empty set of breakers configured by c, or a
@@ -207,7 +227,7 @@ func (b *Breakers) get(k Key) (*entry, error) {
 }
 
 func (b *Breakers) circuit(k Key, e *entry) (Circuit, error) {
-	s := b.c.settings(k.String(), e.changed)
+	s := b.c.settings(k.String(), e.changed, e.tripped)
 	if b.c.NewCircuit == nil {
 		return local{gobreaker.NewTwoStepCircuitBreaker[any](s)}, nil
 	}
@@ -294,8 +314,19 @@ func rejection(k Key, err error) error {
 func (e *entry) changed(_ string, from, to gobreaker.State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.changes = append(e.changes, Transition{e.key, StateOf(from), StateOf(to)})
+	t := Transition{Key: e.key, From: StateOf(from), To: StateOf(to)}
+	if from == gobreaker.StateClosed && to == gobreaker.StateOpen {
+		t.Counts, e.trip = e.trip, Counts{}
+	}
+	e.changes = append(e.changes, t)
 	e.pending.Add(1)
+}
+
+// tripped keeps the counts that are about to open the breaker, for changed.
+func (e *entry) tripped(c Counts) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.trip = c
 }
 
 // report delivers the recorded state changes to o.

@@ -300,6 +300,24 @@ func TestStateAndCountsAreReadablePerKey(t *testing.T) {
 	})
 }
 
+func TestTheTransitionToOpenCarriesTheCountsThatTrippedTheDefaultBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := breaker.New(breaker.Config{}) // opens after more than 5 consecutive failures
+		require.NoError(t, err)
+		var rec recorder
+		r := retrier(t, retry.WithMaxAttempts(1), retry.WithBreakers(b), retry.WithObserver(&rec))
+		for range 6 {
+			_ = r.Do(to(t, payments), (&dependency{err: syscall.ECONNRESET}).call)
+		}
+		require.Equal(t, breaker.StateOpen, b.State(payments))
+		assert.Zero(t, b.Counts(payments), "an open breaker counts nothing")
+		changes := rec.of(observe.BreakerChanged)
+		require.Len(t, changes, 1)
+		assert.Equal(t, breaker.Counts{Requests: 6, TotalFailures: 6, ConsecutiveFailures: 6},
+			changes[0].Detail.(breaker.Transition).Counts)
+	})
+}
+
 // ctxMark tells the test's contexts apart.
 type ctxMark struct{}
 
@@ -323,7 +341,9 @@ func TestStateChangesReachTheObserverOfTheCallThatMovedThem(t *testing.T) {
 
 		changes := rec.of(observe.BreakerChanged)
 		require.Len(t, changes, 3)
-		assert.Equal(t, breaker.Transition{Key: payments, From: breaker.StateClosed, To: breaker.StateOpen}, changes[0].Detail)
+		assert.Equal(t, breaker.Transition{Key: payments, From: breaker.StateClosed, To: breaker.StateOpen,
+			Counts: breaker.Counts{Requests: 1, TotalFailures: 1, ConsecutiveFailures: 1}}, changes[0].Detail,
+			"the counts that tripped it")
 		assert.Equal(t, breaker.Transition{Key: payments, From: breaker.StateOpen, To: breaker.StateHalfOpen}, changes[1].Detail)
 		assert.Equal(t, breaker.Transition{Key: payments, From: breaker.StateHalfOpen, To: breaker.StateClosed}, changes[2].Detail)
 		for i, e := range rec.events {

@@ -4,10 +4,19 @@
 // handles a dependency that is down, and a cooldown stops asking a server
 // that already said when to come back. Give them to a Retrier:
 //
-//	breakers, _ := breaker.New(breaker.Config{Timeout: 30 * time.Second})
-//	cooldowns, _ := breaker.NewCooldowns(breaker.CooldownConfig{})
-//	r, _ := retry.New(retry.WithBreakers(breakers), retry.WithCooldowns(cooldowns))
-//	err := r.Do(breaker.WithKey(ctx, breaker.Key{Target: "api.example.com", Operation: "qwen3"}), op)
+//	breakers, err := breaker.New(breaker.Config{Timeout: 30 * time.Second})
+//	if err != nil {
+//		return err
+//	}
+//	cooldowns, err := breaker.NewCooldowns(breaker.CooldownConfig{})
+//	if err != nil {
+//		return err
+//	}
+//	r, err := retry.New(retry.WithBreakers(breakers), retry.WithCooldowns(cooldowns))
+//	if err != nil {
+//		return err
+//	}
+//	return r.Do(breaker.WithKey(ctx, breaker.Key{Target: "api.example.com", Operation: "qwen3"}), op)
 //
 // Package httpretry sets each request's key to its (host, model), and
 // package grpcretry to its (target, method); other calls set it with
@@ -89,4 +98,91 @@
 // With many instances, the nested module github.com/retrykit/retry/breaker/redis
 // keeps each key's breaker in Redis (Config.NewCircuit) so that a fleet opens
 // together.
+//
+// # A breaker in a Retrier, in full
+//
+// Retries handle a blip; a breaker handles a dependency that is down.
+// breaker.New(breaker.Config{…}) makes a set of sony/gobreaker/v2 breakers,
+// one per call key, and retry.WithBreakers makes them a stage of the Retrier,
+// around the retry loop:
+//
+//	breakers, err := breaker.New(breaker.Config{Timeout: 30 * time.Second}) // one breaker per call key
+//	if err != nil {
+//		return err
+//	}
+//	r, err := retry.New(retry.WithBreakers(breakers),
+//		retry.WithObserver(observe.Func(func(ctx context.Context, e observe.Event) {
+//			if t, ok := e.Detail.(breaker.Transition); ok && e.Kind == observe.BreakerChanged {
+//				slog.WarnContext(ctx, "breaker changed state", "key", t.Key, "from", t.From, "to", t.To,
+//					"failures", t.Counts.ConsecutiveFailures) // the counts that tripped it; Counts reads 0 once open
+//			}
+//		})))
+//	if err != nil {
+//		return err
+//	}
+//	payments := breaker.Key{Target: "payments"}
+//	err = r.Do(breaker.WithKey(ctx, payments), charge) // one logical call: retried inside, counted once
+//	if errors.Is(err, retry.ErrBreakerOpen) {
+//		// rejected at once: not called, no retry, no sleep; degrade here
+//	}
+//	log.Printf("state=%v", breakers.State(payments))
+//	return err
+//
+// In detail:
+//
+//   - Outside (default, recommended): the breaker sees one logical call and
+//     counts its outcome once. Config.PerAttempt: every attempt goes
+//     through it and counts — for a resource each attempt consumes, or callers
+//     with different retry policies sharing one breaker. Either way a refusal
+//     ends the call with retry.ErrBreakerOpen (its last error matching
+//     breaker.ErrOpen, or breaker.ErrTooManyRequests when half-open): nothing
+//     is sent, and no retry loop retries it.
+//   - What counts as a failure is what the Retrier would retry: a 400 the caller
+//     caused is a success for the breaker; a cancelled call, or one that sent
+//     nothing (the limiter refused it, a required key was missing, a cooldown
+//     stopped it), is not counted; an operation that panics is a failure.
+//   - One breaker per key (breaker.Key{Target, Operation}, set with
+//     breaker.WithKey; httpretry sets (host, model), grpcretry (target,
+//     method)), made when the key is first seen; past MaxKeys, a new key runs
+//     without one. Several Retriers given the same Breakers share each key's
+//     breaker.
+//   - State changes reach the observers of the call that moved them
+//     (observe.BreakerChanged, whose Detail is a breaker.Transition) and
+//     retry.WithLogger (WARN when one opens); State(key) and Counts(key)
+//     read a key's breaker at any time (health endpoints, metrics). A fallback is
+//     a test at the call (errors.Is(err, retry.ErrBreakerOpen)), where its type
+//     is known.
+//   - Cooldowns (breaker.NewCooldowns(breaker.CooldownConfig{}), given with
+//     retry.WithCooldowns): a 503 (or gRPC UNAVAILABLE) with Retry-After puts
+//     the call's key in cooldown. Every attempt to that key, from any call of any
+//     Retrier sharing the registry, waits until the cooldown ends before it is
+//     sent; when that is longer than the call can wait (MaxDelay, MaxElapsed,
+//     the deadline), the call stops at once with retry.ErrWaitTooLong (or
+//     ErrElapsed, ErrDeadline), the time left in its RetryAfter, and its last
+//     error, if it made no attempt, a *breaker.CooldownError that says until
+//     when — never mistaken for the server's answer. Nothing is sent, and other
+//     keys go on. Bounded (10,000 keys), lock-free while nothing cools down;
+//     observers hear observe.CooldownStarted and observe.CooldownWaited.
+//   - A fleet (breaker/redis, its own module): with
+//     Config.NewCircuit: redis.Circuit(store), each key's breaker state lives in
+//     Redis through gobreaker's distributed breaker, so every instance opens,
+//     probes and closes together. The Redis lock is held for the state update
+//     only — never during the call — and no call waits on Redis longer than
+//     OpTimeout per step, whatever the go-redis client's settings: with Redis
+//     killed or hung (SIGSTOP), calls return in about 0.2 s and the breaker
+//     counts locally until Redis answers again (gobreaker alone blocked them
+//     5.6–10 s).
+//
+// In a table:
+//
+//	| breaker setting (`breaker.Config`, `breaker.CooldownConfig`) | default |
+//	| --- | --- |
+//	| `MaxRequests` (half-open probes) | 1 |
+//	| `Timeout` (open → half-open) | 60 s |
+//	| `ReadyToTrip` | more than 5 consecutive failures |
+//	| `Interval` (closed-state count reset) | none: counts reset on state change |
+//	| placement | outside the retry loop (`PerAttempt`: around every attempt) |
+//	| keys with a breaker | 10,000 (`MaxKeys`) |
+//	| cooldown keys / longest cooldown | 10,000 / 1 h (`CooldownConfig.MaxKeys`, `.MaxDelay`) |
+//	| `breaker/redis`: lock TTL, lock wait, op timeout, recheck after an outage | 2 s, 100 ms, 1 s, 1 s |
 package breaker

@@ -12,7 +12,7 @@
 // for what nobody recognised: retry it, reported as "unclassified" (Reason
 // ReasonUnclassified), or, in strict mode (retry.Strict), stop.
 //
-// Default recognises the whole table of the source documents:
+// Default recognises the whole table:
 //
 //	| failure                                             | decision                              |
 //	|-----------------------------------------------------|---------------------------------------|
@@ -119,4 +119,26 @@
 //   - The caller's own cancellation or expired deadline is recognised by the
 //     retry loop before any classifier, as retryablehttp checks its context
 //     first; Default alone sees a deadline as a timeout.
+//
+// # Which database errors are retried
+//
+// classify.Default reads the SQLSTATE of any error in the chain that has a
+// method SQLState() string (pgx's *pgconn.PgError, lib/pq's *pq.Error):
+// the root module imports no driver. classify.SQL applies the table alone.
+//
+//	| SQLSTATE | decision | reason |
+//	| --- | --- | --- |
+//	| 40001 serialization_failure, 40P01 deadlock_detected | retry (the whole transaction) | `sql serialization failure`, `sql deadlock` |
+//	| 53300 too_many_connections, 55P03 lock_not_available | retry, after the policy's backoff | `sql too many connections`, `sql lock not available` |
+//	| 08001, 08004 (could not connect, rejected), 57P03 cannot_connect_now | retry: nothing was sent | `sql cannot connect` |
+//	| the rest of class 08 (connection lost), 57P01/57P02 (shutdown), 40003 | retry marked `Timeout`: only idempotent or keyed work, since the statement may have committed | `sql connection failure`, `sql server shutdown`, `sql statement completion unknown` |
+//	| class 23 (integrity), 22 (data), 42 (syntax, privilege) | stop | `sql integrity violation`, `sql data exception`, `sql syntax error or access rule violation` |
+//	| the rest of class 40 | stop | `sql transaction rolled back` |
+//	| any other SQLSTATE | no opinion: the general default retries it, `retry.Strict()` stops | `unclassified` |
+//
+// For example:
+//
+//	// what classify.Default says of a *pgconn.PgError with Code "40001":
+//	d := classify.SQLState("40001")
+//	fmt.Println(d, d.Reason == classify.ReasonSerialization) // retry (sql serialization failure) true
 package classify

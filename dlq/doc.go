@@ -43,8 +43,13 @@
 // SQLite) and github.com/retrykit/retry/dlq/redis (a fleet). All pass the
 // conformance suite in package queuetest. Monitor wraps any Queue with
 // alerts and an observer; GroupLetters groups letters by root cause;
-// Replay sends selected letters back to an Enqueuer. The cmd/dlq tool
-// operates the durable queues.
+// Summarize adds a queue's letters up — counts by source, stop reason and
+// class, root-cause groups with a histogram over time — through the
+// queue's own Summarizer where it has one (SQL in dlq/sqlite, an index in
+// dlq/redis), so that 100,000 letters are not read to count them; Replay
+// sends selected letters back to an Enqueuer. Filter.Limit and
+// Filter.Offset page a List. The cmd/dlq tool operates the durable queues,
+// and package dlq/dashboard shows one in the browser.
 //
 // Every queue replays a letter the same way, through ReplayClaimed: claim
 // the letter (a claim lapses after the queue's claim timeout, so that a
@@ -65,7 +70,9 @@
 //
 // where a failure is {"attempt":1, "type":"<Go type>", "error":"…",
 // "verdict":"retry"|"stop"|"no opinion", "class":"http 503",
-// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0}. Durations
+// "retry_after_ns":0, "limit":0, "timeout":false, "delay_ns":0, "at":"<RFC
+// 3339, UTC>"}, "at" absent when the time of the failure is not known (it
+// was added within version 2). Durations
 // are integer nanoseconds. Fields may be added within a version (readers
 // ignore unknown fields); any other change bumps the version. Decode reads
 // versions 1 and 2 — version 1 named the stop reason "reason" — refuses a
@@ -121,11 +128,56 @@
 //	| growth resolution          | 1/60 of the window                              | —                               |
 //	| alert delivery             | slog.Default(), WARN firing / INFO resolved     | MonitorConfig.Logger, .OnAlert  |
 //	| observer                   | none                                            | MonitorConfig.Observer          |
-//	| groups attached to alerts  | the 5 largest                                   | —                               |
+//	| groups attached to alerts  | the 5 largest (from Summarize)                  | —                               |
+//	| histogram of a group       | 24 slices of the summary's span                 | —                               |
 //	| encoding                   | JSON, version 2 (version 1 is read too)         | —                               |
 //	| letter id                  | 16 hex digits of SHA-256(source, job id)        | —                               |
 //	| group id                   | 12 hex digits of SHA-256(signature)             | —                               |
 //	| failures kept per letter   | 64 (the first 32 and the last 32)               | —                               |
 //	| error message kept         | 4096 bytes                                      | —                               |
 //	| dead-lettered on           | every give-up but the caller's cancellation     | —                               |
+//
+// # The pieces, in short
+//
+// A job that exhausts its retries goes to a dead letter queue that works as a
+// diagnosis tool, not a cemetery. dlq.Do(ctx, retrier, queue, job, op) (or
+// dlq.Record after any retried call) stores every attempt's error,
+// classification, time and wait, and returns an error matching
+// dlq.ErrDeadLettered — the signal to acknowledge the message (the letter's id
+// is dlq.LetterID(job.Source, job.ID)); a redelivered job is one letter. A
+// call the rate limiter or a breaker refused is dead-lettered too; only a call
+// its caller cancelled is not. A letter's stop reason is its *retry.Error's
+// Stop label (max-attempts, budget, limited, breaker-open, … — the
+// list above), or failed for an error that did not come
+// from a retry loop; dlq.Filter{StopReason: policy.StopBudget.String()}
+// selects by it. dlq.Monitor alerts (OnAlert + slog) once per crossing of a size or
+// growth threshold, and reports each letter stored, each replay and each count
+// to its observer (dlq.MonitorConfig.Observer: observe.LetterAdded,
+// LetterReplayed, QueueCounted); dlq.GroupLetters turns 5,000
+// dead jobs into their few root causes (messages with ids, numbers, UUIDs,
+// addresses and timestamps normalised away); dlq.Replay sends selected
+// letters (by id, group or all) back with attempts reset, each exactly once,
+// removing a letter only when its enqueue succeeded, and reporting a replay
+// whose claim lapsed meanwhile (ReplayReport.Lapsed, ErrClaimLapsed) instead
+// of calling it done. Queues: dlq.NewMemory (in the process), dlq/sqlite (one
+// machine, pure Go: a SIGKILLed writer loses no acknowledged letter — tested;
+// power loss rests on synchronous=FULL — not tested) and dlq/redis (a fleet,
+// atomic moves to and from Redis lists; AOF with appendfsync always kept every
+// acknowledged letter across a SIGKILL of redis-server) — nested modules, all
+// passing dlq/queuetest and sharing one replay protocol (dlq.ReplayClaimed).
+// cmd/dlq (stats, ls, show, replay, purge, --json; dlq --help
+// lists them; purge --all asks first, or takes --yes) operates both.
+//
+//	| setting | default | change with |
+//	| --- | --- | --- |
+//	| memory queue bound | 10,000 letters (then `ErrFull`, never a silent drop) | `dlq.NewMemory(n)` |
+//	| size alert | more than 10 letters | `Thresholds.Size` (`dlq.Off`) |
+//	| growth alert | more than 10 new letters within 1 h | `Thresholds.Growth`, `.Window` |
+//	| alert delivery | `slog.Default()`: WARN firing, INFO resolved; plus the 5 largest causes | `MonitorConfig.Logger`, `.OnAlert` |
+//	| observation | none | `MonitorConfig.Observer` |
+//	| letter encoding | JSON, version 2 (version 1 read) | — |
+//	| kept per letter | 64 attempts (first and last 32), 4 KiB per error message | — |
+//	| replay claim | lapses after 5 min (a replayer that died) | `Config.ClaimTimeout` (sqlite, redis) |
+//	| SQLite | WAL, `synchronous=FULL`, busy timeout 5 s | `sqlite.Config.BusyTimeout` |
+//	| Redis keys | `{dlq}:letters`, `:order`, `:seq`, `:claim:<id>`; source list = the source's name | `redis.Config.Prefix`, `.SourceKey` |
 package dlq

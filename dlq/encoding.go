@@ -3,6 +3,7 @@ package dlq
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/retrykit/retry"
@@ -53,6 +54,9 @@ type wireFailure struct {
 	Limit        int    `json:"limit"`
 	Timeout      bool   `json:"timeout"`
 	DelayNS      int64  `json:"delay_ns"`
+	// At is when the loop saw the failure; absent when not known (added
+	// within version 2: older readers ignore it).
+	At *time.Time `json:"at,omitempty"`
 }
 
 // Encode returns l in the current encoding (version 2, see the package
@@ -85,8 +89,16 @@ func toWire(f Failure) wireFailure {
 		Attempt: f.Attempt, Type: f.Type, Error: f.Error,
 		Verdict: f.Decision.Verdict.String(), Class: f.Decision.Reason,
 		RetryAfterNS: int64(f.Decision.RetryAfter), Limit: f.Decision.Limit,
-		Timeout: f.Decision.Timeout, DelayNS: int64(f.Delay),
+		Timeout: f.Decision.Timeout, DelayNS: int64(f.Delay), At: timePtr(f.At),
 	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // wireRead is what Decode reads: version 2, and version 1's name of the stop
@@ -159,8 +171,12 @@ func fromWireFailure(w wireFailure) (Failure, error) {
 	if !ok {
 		return Failure{}, fmt.Errorf("unknown verdict %q", w.Verdict)
 	}
+	var at time.Time
+	if w.At != nil {
+		at = w.At.UTC()
+	}
 	return Failure{
-		Attempt: w.Attempt, Type: w.Type, Error: w.Error, Delay: time.Duration(w.DelayNS),
+		Attempt: w.Attempt, Type: w.Type, Error: w.Error, Delay: time.Duration(w.DelayNS), At: at,
 		Decision: classify.Decision{Verdict: v, Reason: w.Class, RetryAfter: time.Duration(w.RetryAfterNS),
 			Limit: w.Limit, Timeout: w.Timeout},
 	}, nil
@@ -180,6 +196,14 @@ func parseVerdict(s string) (classify.Verdict, bool) {
 // nil.
 func canonical(l Letter) Letter {
 	l.FirstFailure, l.LastFailure = l.FirstFailure.UTC(), l.LastFailure.UTC()
+	l.Last.At = utc(l.Last.At)
+	if len(l.Failures) > 0 {
+		fs := slices.Clone(l.Failures)
+		for i := range fs {
+			fs[i].At = utc(fs[i].At)
+		}
+		l.Failures = fs
+	}
 	if len(l.Job.Payload) == 0 {
 		l.Job.Payload = nil
 	}
@@ -190,4 +214,12 @@ func canonical(l Letter) Letter {
 		l.Failures = nil
 	}
 	return l
+}
+
+// utc is t in UTC, and the zero time for the zero time.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
 }

@@ -380,3 +380,27 @@ func ExampleReplayClaimed() {
 	// enqueue 7: hi
 	// <nil> 0
 }
+
+func ExampleSummarize() {
+	ctx := context.Background()
+	q, _ := dlq.NewMemory(0)
+	for i, err := range []error{
+		errors.New("timeout after 3012ms on 10.0.0.7"),
+		&classify.StatusError{Code: http.StatusUnauthorized},
+		errors.New("timeout after 998ms on 10.0.0.9"),
+	} {
+		l, _ := dlq.NewLetter(dlq.Job{ID: fmt.Sprint(i), Source: "llm-jobs"}, err, time.Unix(int64(i)*3600, 0))
+		q.Put(ctx, l)
+	}
+	// Counts and root causes, added up by the queue itself where it can
+	// (SQL in dlq/sqlite, an index in dlq/redis), not by reading every letter.
+	s, _ := dlq.Summarize(ctx, q, dlq.Filter{})
+	fmt.Println(s.Count, "letters:", s.BySource, s.ByClass)
+	for _, g := range s.Groups {
+		fmt.Println(g.Count, g.Class, g.Example.Job.ID, g.Histogram[0], g.Histogram[23])
+	}
+	// Output:
+	// 3 letters: map[llm-jobs:3] map[http 4xx:1 unclassified:2]
+	// 2 unclassified 2 1 1
+	// 1 http 4xx 1 0 0
+}

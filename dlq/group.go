@@ -153,6 +153,10 @@ type Group struct {
 	FirstSeen time.Time // the earliest LastFailure among them
 	LastSeen  time.Time // the latest LastFailure among them
 	Example   Letter    // the most recent of them
+	// Histogram counts the letters by LastFailure in 24 equal slices of
+	// the Summary's [Oldest, Newest], the last one closed (Summarize sets
+	// it; GroupLetters leaves it nil).
+	Histogram []int
 }
 
 // GroupLetters groups letters by root cause, largest group first (then

@@ -78,6 +78,7 @@ type Failure struct {
 	Error    string            // the error's message, at most 4096 bytes (cut at a character, ending "…")
 	Decision classify.Decision // how the attempt's error was classified; Decision.Reason is its class, e.g. "http 503"
 	Delay    time.Duration     // the wait that followed it; 0 for the last
+	At       time.Time         // when the retry loop saw it (retry.Failure.At, UTC); zero when not known
 }
 
 // Letter is a dead job and everything known about its death. Letters are
@@ -164,6 +165,9 @@ func NewLetter(job Job, err error, now time.Time) (Letter, bool) {
 		l.FirstFailure = rerr.Failures[0].At.UTC()
 	}
 	l.Last = newFailure(rerr.Attempts, rerr.Last, rerr.Decision, 0)
+	if n := len(rerr.Failures); n > 0 && rerr.Failures[n-1].Attempt == rerr.Attempts {
+		l.Last.At = at(rerr.Failures[n-1].At)
+	}
 	if rerr.Last == nil {
 		l.Last = newFailure(0, rerr.Reason, rerr.Decision, 0)
 	}
@@ -182,8 +186,18 @@ func failures(fs []retry.Failure) []Failure {
 	out := make([]Failure, len(keep))
 	for i, f := range keep {
 		out[i] = newFailure(f.Attempt, f.Err, f.Decision, f.Delay)
+		out[i].At = at(f.At)
 	}
 	return out
+}
+
+// at is a failure's time as a letter keeps it: UTC, without a monotonic
+// reading, and zero (unknown) outside the years a letter can store.
+func at(t time.Time) time.Time {
+	if y := t.UTC().Year(); t.IsZero() || y < 1 || y > 9999 {
+		return time.Time{}
+	}
+	return t.UTC().Round(0)
 }
 
 func newFailure(attempt int, err error, d classify.Decision, delay time.Duration) Failure {
@@ -320,6 +334,8 @@ func (f Failure) validate(name string) error {
 		return argerr.New(name+".Decision.Verdict", f.Decision.Verdict, "unknown verdict")
 	case len(f.Error) > maxErrorBytes:
 		return argerr.New(name+".Error", len(f.Error), fmt.Sprintf("must be at most %d bytes", maxErrorBytes))
+	case !f.At.IsZero() && (f.At.UTC().Year() < 1 || f.At.UTC().Year() > 9999):
+		return argerr.New(name+".At", f.At, "must be zero, or between years 1 and 9999")
 	}
 	for _, s := range []string{f.Type, f.Error, f.Decision.Reason} {
 		if !utf8.ValidString(s) {

@@ -156,3 +156,31 @@ func TestEncodeNamesTheBadField(t *testing.T) {
 		})
 	}
 }
+
+func TestEveryAttemptKeepsItsTimeThroughTheEncoding(t *testing.T) {
+	rerr := exhausted(3, errors.New("boom"))
+	for i := range rerr.Failures {
+		rerr.Failures[i].At = t0.Add(time.Duration(i) * time.Second).In(time.FixedZone("CET", 3600))
+	}
+	l, _ := dlq.NewLetter(dlq.Job{ID: "1", Source: "test"}, rerr, t0.Add(3*time.Second))
+	for i, f := range l.Failures {
+		if want := t0.Add(time.Duration(i) * time.Second); !f.At.Equal(want) || f.At.Location() != time.UTC {
+			t.Fatalf("attempt %d at %v; want %v in UTC", f.Attempt, f.At, want)
+		}
+	}
+	if !l.Last.At.Equal(t0.Add(2 * time.Second)) {
+		t.Fatalf("the last attempt at %v; want t0+2s", l.Last.At)
+	}
+	rec, err := dlq.Encode(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dlq.Decode(rec)
+	if err != nil || !got.Failures[1].At.Equal(l.Failures[1].At) || !got.Last.At.Equal(l.Last.At) {
+		t.Fatalf("after a round trip: %+v, %v", got.Failures, err)
+	}
+	plain, _ := dlq.NewLetter(dlq.Job{ID: "2", Source: "test"}, errors.New("boom"), t0)
+	if rec, _ := dlq.Encode(plain); strings.Contains(string(rec), `"at"`) {
+		t.Fatalf("a failure of unknown time is encoded with one: %s", rec)
+	}
+}

@@ -27,6 +27,7 @@ type memory struct {
 type memLetter struct {
 	seq   uint64
 	rec   []byte
+	e     entry  // what Summarize reads, so that it decodes only examples
 	claim string // the token of the replay holding it; "" for none
 }
 
@@ -74,7 +75,7 @@ func (m *memory) Put(ctx context.Context, l Letter) (bool, error) {
 		if e.claim == "" {
 			return false, nil
 		}
-		e.rec, e.claim = rec, "" // a new death during a replay
+		e.rec, e.e, e.claim = rec, entryOf(l), "" // a new death during a replay
 		return true, nil
 	}
 	if len(m.letters) >= m.max() {
@@ -84,7 +85,7 @@ func (m *memory) Put(ctx context.Context, l Letter) (bool, error) {
 		m.letters = make(map[string]*memLetter)
 	}
 	m.seq++
-	m.letters[l.ID] = &memLetter{seq: m.seq, rec: rec}
+	m.letters[l.ID] = &memLetter{seq: m.seq, rec: rec, e: entryOf(l)}
 	return true, nil
 }
 
@@ -110,7 +111,7 @@ func (m *memory) List(ctx context.Context, f Filter) ([]Letter, error) {
 	if err := m.check("List", ctx); err != nil {
 		return nil, err
 	}
-	return m.scan(ctx, f, f.Limit)
+	return m.scan(ctx, f, f.Offset, f.Limit)
 }
 
 // Count counts the letters f selects.
@@ -118,11 +119,11 @@ func (m *memory) Count(ctx context.Context, f Filter) (int, error) {
 	if err := m.check("Count", ctx); err != nil {
 		return 0, err
 	}
-	ls, err := m.scan(ctx, f, 0)
+	ls, err := m.scan(ctx, f, 0, 0)
 	return len(ls), err
 }
 
-func (m *memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error) {
+func (m *memory) scan(ctx context.Context, f Filter, offset, limit int) ([]Letter, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -147,14 +148,53 @@ func (m *memory) scan(ctx context.Context, f Filter, limit int) ([]Letter, error
 		if err != nil {
 			return nil, err
 		}
-		if f.Match(l) {
-			out = append(out, l)
-			if limit > 0 && len(out) == limit {
-				break
-			}
+		if !f.Match(l) {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		out = append(out, l)
+		if limit > 0 && len(out) == limit {
+			break
 		}
 	}
 	return out, nil
+}
+
+// Summarize adds up the letters f selects from what Put noted of each,
+// decoding only each group's example (see Summarizer).
+func (m *memory) Summarize(ctx context.Context, f Filter) (Summary, error) {
+	if err := m.check("Summarize", ctx); err != nil {
+		return Summary{}, err
+	}
+	if err := f.Validate(); err != nil {
+		return Summary{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Summary{}, err
+	}
+	type row struct {
+		id  string
+		seq uint64
+		e   entry
+		rec []byte
+	}
+	m.mu.Lock()
+	rows := make([]row, 0, len(m.letters))
+	for id, l := range m.letters {
+		if l.e.match(f, id) {
+			rows = append(rows, row{id, l.seq, l.e, l.rec})
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
+	var a aggregate[row]
+	for _, r := range rows {
+		a.add(r.e, r)
+	}
+	return a.summary(func(r row) (Letter, error) { return decodeID(r.id, r.rec) })
 }
 
 // Replay hands the letter's job to to and removes the letter if to

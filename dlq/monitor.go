@@ -235,15 +235,15 @@ func (m *Monitor) Check(ctx context.Context) error {
 	return nil
 }
 
-// groups returns the largest root-cause groups, or none if listing fails:
-// an alert without its groups beats no alert.
+// groups returns the largest root-cause groups, added up by the queue if
+// it can (Summarize), or none if that fails: an alert without its groups
+// beats no alert.
 func (m *Monitor) groups(ctx context.Context) []Group {
-	ls, err := m.q.List(ctx, Filter{})
+	s, err := Summarize(ctx, m.q, Filter{})
 	if err != nil {
 		return nil
 	}
-	gs := GroupLetters(ls)
-	return gs[:min(len(gs), alertGroups)]
+	return s.Groups[:min(len(s.Groups), alertGroups)]
 }
 
 func (m *Monitor) deliver(ctx context.Context, a Alert) {

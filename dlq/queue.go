@@ -19,8 +19,9 @@ import (
 //
 // Get returns the letter with id id, or ErrNotFound.
 //
-// List returns the letters f selects, oldest put first, at most f.Limit of
-// them; Count counts them (ignoring f.Limit).
+// List returns the letters f selects, oldest put first, skipping the first
+// f.Offset of them and returning at most f.Limit; Count counts them
+// (ignoring f.Limit and f.Offset).
 //
 // Replay claims the letter id (ErrNotFound, or ErrClaimed if another replay
 // holds it), hands its Job to to, and removes the letter only if to
@@ -99,6 +100,10 @@ type Filter struct {
 	// Limit caps how many letters List returns (the oldest); 0 means no
 	// limit. Count and Purge ignore it.
 	Limit int
+	// Offset skips the first Offset letters selected, for List to return a
+	// page: Filter{Offset: 50, Limit: 50} is the second page of 50. Count
+	// and Purge ignore it.
+	Offset int
 }
 
 // Match reports whether f selects l.
@@ -116,11 +121,14 @@ func (f Filter) Match(l Letter) bool {
 	return true
 }
 
-// Validate reports a negative Limit, as a *retry.InvalidError: what every
+// Validate reports a negative Limit or Offset, as a *retry.InvalidError: what every
 // queue's List, Count and Purge refuse.
 func (f Filter) Validate() error {
 	if f.Limit < 0 {
 		return argerr.New("dlq.Filter.Limit", f.Limit, "must not be negative (0 means no limit)")
+	}
+	if f.Offset < 0 {
+		return argerr.New("dlq.Filter.Offset", f.Offset, "must not be negative")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ replace github.com/retrykit/retry => ../
 
 require (
 	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/faultproxy v0.1.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0
@@ -19,3 +20,5 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy

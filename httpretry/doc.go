@@ -3,9 +3,15 @@
 // request as one call of a retry.Retrier, and a reader of server-sent events
 // for streamed responses (OpenSSE, for stream.Open).
 //
-//	r, err := retry.New()
-//	client, err := httpretry.NewClient(r)
+//	client, err := httpretry.NewClient(r) // r: a *retry.Retrier, built once and shared
+//	if err != nil {
+//		return err
+//	}
 //	resp, err := client.Get(url)
+//	if err != nil {
+//		return err // the *retry.Error: no response came, or a stage refused the request
+//	}
+//	defer resp.Body.Close()
 //
 // The transport is a thin adapter: it sets each request's call key, turns
 // each answer into an error the Retrier's classifiers read, and calls the
@@ -18,6 +24,9 @@
 //
 //	var res httpretry.Result
 //	ctx, err := httpretry.WithResult(ctx, &res) // filled in before RoundTrip returns
+//	if err != nil {
+//		return err
+//	}
 //
 // # What is retried
 //
@@ -152,4 +161,70 @@
 // a Retrier whose stages read the call key, only the key's context value),
 // and costs it a fraction of what go-retryablehttp and failsafe-go's failsafehttp
 // cost: see bench/README.md.
+//
+// # A client, in full
+//
+//	func get(ctx context.Context, r *retry.Retrier, url string) (*http.Response, error) {
+//		client, err := httpretry.NewClient(r) // an *http.Client whose transport runs every request through r
+//		if err != nil {
+//			return nil, err
+//		}
+//		var res httpretry.Result // attempts, waits, and why it stopped: filled in before Do returns
+//		ctx, err = httpretry.WithResult(ctx, &res)
+//		if err != nil {
+//			return nil, err
+//		}
+//		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+//		if err != nil {
+//			return nil, err
+//		}
+//		return client.Do(req)
+//	}
+//
+// In detail:
+//
+//   - Retries only what is safe to repeat: GET, HEAD, OPTIONS, PUT, DELETE,
+//     TRACE, and any request with an idempotency key — its Idempotency-Key
+//     header or its context's (retry.WithIdempotencyKey), the same on every
+//     attempt, checked before sending. httpretry.MintKeys() gives a keyless
+//     POST a new key, for servers that honour the header; never by default. A
+//     POST without a key, or a body without GetBody, is sent once — an ordinary
+//     call of the Retrier with one attempt, which its stages and observers see —
+//     and the error (*httpretry.NotRetriedError) says why.
+//   - Speaks the idempotency protocol in the one retry loop: a 409 "in progress"
+//     is waited out after its Retry-After, its waits in the Stats and capped by
+//     MaxDelay like every wait; "key reused" and "not retained" are never
+//     retried, and no new key replaces a refused one.
+//   - Honours Retry-After (seconds and HTTP-date) on 429 and 503, and the
+//     request's context and deadline: when the context ends, the call returns its
+//     error, as http.Client does. An attempt timeout bounds the wait for the
+//     response, never the caller's read of its body. It drains (up to 64 KiB) and
+//     closes every response it discards. When the loop gives up on an error
+//     status (a stop decided on the last attempt's failure: max-attempts,
+//     permanent, wait-too-long, …) it returns that last response with its
+//     body intact; when a stage refused the next attempt (limited,
+//     breaker-open), the key was required or the context ended, it returns the
+//     *retry.Error (one table over policy.Stop, in the package doc).
+//   - The Retrier's breakers, cooldowns and keyed limiters see each request's call
+//     key, breaker.Key{Target: host, Operation: model} (the model read by
+//     WithModel); WithKind reads an API's own error code from the body, and
+//     WithHedging(delay, maxInFlight) hedges the requests it may repeat.
+//   - The Retrier's observers (retry.WithObserver) hear every attempt (an error
+//     status is a *classify.StatusError in Event.Err) and its logger
+//     (retry.WithLogger) every retry and give-up. Neither carries headers or
+//     bodies; URLs appear without user information and with query values
+//     redacted (httpretry.Redact). Per-attempt HTTP metrics (method, status,
+//     latency) belong below the transport: WithBase(otelhttp.NewTransport(…)).
+//   - The zero httpretry.Transport works with the defaults, like
+//     http.Transport's. A request that succeeds at once allocates nothing in
+//     the transport (setting the call key, for a Retrier whose stages read it,
+//     costs its context value): its overhead over the bare transport is a third of
+//     go-retryablehttp's and a ninth of failsafehttp's (bench/).
+//   - Streams: stream.Open(ctx, r, open) retries a stream only until its first
+//     chunk; a failure after it is a *stream.Error[T] carrying the partial
+//     output (the first stream.MaxPartial chunks), never retried.
+//     httpretry.OpenSSE opens a text/event-stream response, and its reader
+//     turns an in-band error event into an *httpretry.EventError.
+//
+// go run ./examples/http-client shows all of it against a flaky local server.
 package httpretry

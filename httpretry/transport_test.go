@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
@@ -354,10 +355,16 @@ func TestRedact(t *testing.T) {
 }
 
 func TestNotRetriedErrorCarriesTheStats(t *testing.T) {
-	srv := newServer(t, reply{hangup: true})
-	c := client(t, quick(t), httpretry.WithBase(base(t)))
-	_, err := c.Post(srv.URL, "text/plain", strings.NewReader("x"))
+	// The server processes the POST; the connection is reset before its
+	// answer: the client cannot know whether the order was placed.
+	srv := newServer(t, reply{status: 201})
+	resets, err := chaos.New(chaos.Config{Rules: []chaos.Rule{{Fault: chaos.ResetAfterSend()}}})
+	require.NoError(t, err)
+	c := client(t, quick(t), httpretry.WithBase(resets.Transport(base(t))))
+	_, err = c.Post(srv.URL, "text/plain", strings.NewReader("x"))
 	var nr *httpretry.NotRetriedError
 	require.ErrorAs(t, err, &nr)
 	assert.Equal(t, 1, nr.Stats.Attempts)
+	assert.ErrorIs(t, err, syscall.ECONNRESET)
+	assert.Equal(t, 1, srv.count(), "processed once, and not sent again")
 }

@@ -50,18 +50,67 @@
 //
 // Middleware guards net/http handlers: 400 for a missing or bad key, 409
 // while the first request with the key is in flight, 422 for the key reused
-// with another request, the stored response (marked Idempotent-Replay) for a
-// repeat, 429 for a client over its share of the store, and RFC 9457 problem
-// details for every error. Each client's keys are its own: by default a
-// request's key lives in a scope named by a digest of its credentials, so no
-// client ever receives another's stored response, nor learns that another
-// used a key (WithScope, WithScopeCookies). A replay answers the request
-// again without opening a session: Set-Cookie and the other fields of
-// WithUnstoredHeaders are never stored. A failure that a retry may cure — a
-// 5xx, 408, 429, and always an authentication failure (401, 403, 407) —
-// releases the key. WithObserver reports what the middleware did with each
-// request (an observe.Event of kind observe.Request, whose Detail is an
-// Event), for metrics and traces.
+// with another request (another method, host, path, query or body), the
+// stored response (marked Idempotent-Replay) for a repeat, 429 for a client
+// over its share of the store, and RFC 9457 problem details for every error.
+// WithObserver reports what the middleware did with each request (an
+// observe.Event of kind observe.Request, whose Detail is an Event), for
+// metrics and traces.
+//
+// What is replayed: only a completed response. The handler returned
+// normally; its body is as long as the Content-Length it declared, if it
+// declared one; no write or flush of it failed; it did not answer a failure
+// after its answer was sent (as a recovering middleware does after a
+// panic); and a response without a Content-Length — a stream — was not cut
+// off by its client leaving after it began and before the handler returned. The replay has the
+// stored status, header fields, body and trailers, with a Content-Length
+// equal to the handler's. Set-Cookie, Set-Cookie2, Authentication-Info,
+// Proxy-Authentication-Info (WithUnstoredHeaders) and hop-by-hop fields are
+// never stored, as header fields or as trailers: a replay answers the
+// request again without opening a session.
+//
+// What is released, so that the client's retry runs the handler again: a
+// response that is not complete; a handler that panicked, or that returned
+// without answering once its request was done; a failure that a retry may
+// cure — a 5xx, 408 or 429; and always an authentication failure (401, 403,
+// 407), so that a retry with fresh credentials runs the handler. With
+// KeepFailures the failures are stored and replayed instead — an incomplete
+// response as a 500 problem of kind idempotency-response-incomplete, never
+// as the fragment — except an authentication failure and a panic, which
+// release the key still. A handler that must finish its work when its
+// client leaves should declare its Content-Length: its response is then
+// stored if it wrote it all, whoever was there to read it.
+//
+// Whose keys: each client's keys are its own. By default a request's key
+// lives in a scope named by a digest of every credential it carries — its
+// Authorization and Proxy-Authorization fields and its cookies
+// (WithScopeCookies) — so that no client ever receives another's stored
+// response, nor learns that another used a key. Requests without credentials
+// are all one client. The cookies WithScopeCookies names are read as sent,
+// so that a session value Go's cookie parser drops (a space, a quote, a byte
+// beyond ASCII) still tells its clients apart. The middleware does not authenticate: the recommended
+// scope is what the application authenticated, given to WithScope — the
+// account that an authentication middleware placed before it stored in the
+// request's context — so that a refreshed token does not make a retry
+// another client's request. Identity carried elsewhere than the digest
+// reads — an API key in X-Api-Key, the user an authenticating gateway names
+// in X-Forwarded-User — is invisible to the default scope, which makes all
+// such clients one: give WithScope the authenticated account, or the
+// gateway's field if the gateway sets it on every request and removes any
+// copy a client sent.
+//
+// The share rule: the memory store lets one client hold a tenth of it
+// (MemoryConfig.ScopeShare), and answers 429 beyond. Under the default
+// scope, a client is counted by its first credential — its first
+// Authorization field, or else its first WithScopeCookies cookie — or, when
+// it has none, by its address (an IPv6 client by its /64): junk cookies, a
+// junk Proxy-Authorization or a second Authorization give a client another
+// scope, never another share. A client whose first credential varies is as
+// many clients as the application accepts: one that checks the credential
+// refuses junk (a 401 releases the key); a public endpoint, which checks
+// none, should scope by address with WithScope. Behind a proxy every address
+// is the proxy's: there, WithScope is the rule. Under WithScope, a client is
+// its scope. (The Redis store bounds no share: Redis's maxmemory does.)
 //
 // # HTTP clients
 //
@@ -106,6 +155,11 @@
 //	                                                                  the store allows until some expire; nothing
 //	                                                                  was run; other clients are unaffected
 //	                                                                  (ErrScopeFull)
+//	idempotency-response-incomplete     500     KindResponseIncomplete
+//	                                                                  with KeepFailures: the first request ran, but
+//	                                                                  its response was cut off; it may have taken
+//	                                                                  effect, and there is nothing to replay; never
+//	                                                                  retried (ErrStoredFailure)
 //
 // # Options
 //
@@ -129,17 +183,19 @@
 //	guarded methods               POST, PATCH                                WithMethods
 //	key on a guarded request      required (400 without)                     KeyOptional
 //	request body read             at most 1 MiB (413 above)                  WithMaxRequestBody
-//	fingerprint (middleware)      method, path, query, body                  WithFingerprint
+//	fingerprint (middleware)      method, host, path, query, body            WithFingerprint, WithHostAliases
 //	key scope (middleware)        a digest of Authorization,                 WithScope, WithScopeCookies
 //	                              Proxy-Authorization and cookies
 //	never stored nor replayed     Set-Cookie, Set-Cookie2,                   WithUnstoredHeaders
-//	                              Authentication-Info,
+//	(header fields and trailers)  Authentication-Info,
 //	                              Proxy-Authentication-Info
+//	an incomplete response        releases the key                           KeepFailures (a 500 problem)
 //	401, 403, 407                 release the key, even with KeepFailures    -
 //	Retry-After (409, 429, 503)   1s                                         WithRetryAfter
 //	observation (middleware)      none                                       WithObserver
 //	memory store bounds           100,000 records, 64 MiB; full: refuses     MemoryConfig.MaxEntries, .MaxBytes
-//	memory store, each scope      a tenth of it: 10,000 records, 6.4 MiB     MemoryConfig.ScopeShare
+//	memory store, each client     a tenth of it: 10,000 records, 6.4 MiB     MemoryConfig.ScopeShare
+//	(middleware)                  counted by first credential, or address
 //
 // The lease is short so that a crashed executor frees its key within half a
 // minute, and is extended every third of it, so that a live one keeps its key
@@ -150,6 +206,52 @@
 // authenticated, but can tell that two requests do not carry the same
 // credentials: a service that knows its accounts should give WithScope the
 // account, so that a refreshed token does not turn a retry into another
-// client's request. The scope's share of a tenth lets one client fill no more
-// than a tenth of the memory store, whatever it sends.
+// client's request. The share of a tenth, counted by a client's first
+// credential or its address, lets one client fill no more than a tenth of
+// the memory store, whatever else it sends. The host is in the fingerprint
+// so that a server answering for several hosts never replays one host's
+// response on another.
+//
+// # The pieces, in short
+//
+// A retry is safe only when repeating the operation cannot repeat its side
+// effect. idempotency.Do(ctx, store, key, fingerprint, fn) runs fn at most
+// once per key within the retention window; concurrent callers wait for the
+// first and get its result, marked as a replay with the original execution's id
+// (Result.Replay, Result.ReplayOf). The same key with a different request is
+// ErrKeyReuse — never retried, and never answered by minting a new key; a
+// result above the cap is returned once, then reported as ErrNotRetained. A
+// crashed executor's claim expires after its lease (renewed while the work
+// runs); claims are fenced by a token, so a stale executor cannot overwrite a
+// newer result. idempotency.Once runs a side effect ("send the email") only if
+// no earlier run of the key succeeded. Keys: NewKey (once per logical call),
+// DeriveKey(run, step, fingerprint…) for resumable jobs, validated before use
+// (ValidateKey).
+//
+// Stores: the in-process store of NewMemoryStore(idempotency.MemoryConfig{}) (sharded, bounded, expiring; each
+// client's scope may hold a tenth of it, and it refuses rather than forget a
+// record before its time), and Redis in the nested module idempotency/redis
+// (one Lua script per transition, Cluster-safe; its doc says which Redis
+// persistence it needs — AOF with appendfsync always kept every claim across
+// a SIGKILL of redis-server, while without persistence 20 of 20 in-flight keys
+// ran twice); idempotency/storetest is the conformance suite any store runs.
+//
+// On the server, idempotency.Middleware answers 400 (no key), 409 (in
+// flight), 422 (key reused with another payload), 429 (a client over its share
+// of the store), replays completed responses with Idempotent-Replay: true,
+// and reports errors as RFC 9457 problem details. Clients are kept apart by
+// default: a key lives in a scope named by a digest of the request's
+// Authorization, Proxy-Authorization and cookies, so no client receives
+// another's response or learns that it used a key (WithScope for the
+// authenticated account; WithScope returning "" for a single-tenant
+// service). A replay never carries Set-Cookie (WithUnstoredHeaders), and
+// 401/403/407 release the key like a 5xx does. WithObserver reports each
+// request (an observe.Request event whose Detail is an idempotency.Event:
+// its outcome, status and key). On the client, httpretry speaks the protocol: one key per
+// logical call (the request's, its context's, or with httpretry.MintKeys() a
+// new one), a 409 "in progress" waited out inside the one retry loop, and "key
+// reused" and "not retained" never retried; this package gives it HeaderKey,
+// KeyOf, ResponseError, Classify and ReplayOf. go run
+// ./examples/idempotent-server serves POST /orders behind the middleware;
+// its README (examples/idempotent-server/README.md) walks through it with curl.
 package idempotency

@@ -27,7 +27,9 @@ var (
 	ErrNotRetained = errors.New("result not retained: it exceeded the retention cap")
 	// ErrStoredFailure: an earlier execution with this key failed and the
 	// failure is kept for the retention window (KeepFailures). Retrying within
-	// the window returns the same failure, so it is never retried.
+	// the window returns the same failure, so it is never retried. A
+	// middleware's kept incomplete response (kind
+	// idempotency-response-incomplete) reads as one.
 	ErrStoredFailure = errors.New("an earlier execution with this idempotency key failed")
 	// ErrClaimLost: the execution's claim on the key expired, or was taken by
 	// another execution, before it finished: its result was not stored. Stores
@@ -42,7 +44,7 @@ var (
 	// time. Nothing ran. It arrives inside ErrStore; the middleware answers
 	// 503.
 	ErrFull = errors.New("idempotency store full")
-	// ErrScopeFull: the key's scope — one client of the middleware — holds
+	// ErrScopeFull: the key's client — its Owner, or its scope — holds
 	// its share of the store (MemoryConfig.ScopeShare), so the store
 	// takes no more of its claims until some of its records expire; other
 	// scopes are unaffected. Nothing ran. The middleware answers 429

@@ -9,8 +9,8 @@ package idempotency
 //	outcome         status          what happened
 //	"executed"      the handler's   the handler ran; its response was recorded for
 //	                                replay or, for a failure (5xx, 408, 429, 401,
-//	                                403, 407), the key released; Err is set if the
-//	                                store failed at that
+//	                                403, 407) or an incomplete response, the key
+//	                                released; Err is set if the store failed at that
 //	"replayed"      the stored one  a stored response was sent again (Idempotent-Replay)
 //	"in progress"   409             a request with the key is in flight
 //	"key reuse"     422             the key was used with another request

@@ -211,6 +211,29 @@ func ExampleWithScope() {
 	// run 1 replay: true
 }
 
+func ExampleWithHostAliases() {
+	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
+	// One service under two names: a retry sent to the other name replays.
+	guard, _ := idempotency.Middleware(store, idempotency.WithHostAliases("api.example.com", "api-eu.example.com"))
+	var runs atomic.Int32
+	h := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "run %d", runs.Add(1)) }))
+	for _, host := range []string{"api.example.com", "api-eu.example.com", "other.example.com"} {
+		req := httptest.NewRequest(http.MethodPost, "https://"+host+"/orders", strings.NewReader("{}"))
+		req.Header.Set(idempotency.HeaderKey, "order-1")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if err := idempotency.ResponseError(rec.Result()); err != nil {
+			fmt.Println(host, rec.Code, "key reuse:", errors.Is(err, idempotency.ErrKeyReuse))
+			continue
+		}
+		fmt.Println(host, rec.Code, rec.Body, "replay:", rec.Header().Get("Idempotent-Replay") == "true")
+	}
+	// Output:
+	// api.example.com 200 run 1 replay: false
+	// api-eu.example.com 200 run 1 replay: true
+	// other.example.com 422 key reuse: true
+}
+
 func ExampleWithObserver() {
 	store, _ := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
 	counts := map[string]int{} // observers run on the request's goroutine

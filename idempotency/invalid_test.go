@@ -64,6 +64,16 @@ func TestEveryExportedCallRefusesNilAndZeroArguments(t *testing.T) {
 		{"WithMethods()", func() error { _, err := idempotency.Middleware(s, idempotency.WithMethods()); return err }},
 		{"WithFingerprint(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithFingerprint(nil)); return err }},
 		{"WithScope(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithScope(nil)); return err }},
+		{"WithHostAliases()", func() error { _, err := idempotency.Middleware(s, idempotency.WithHostAliases()); return err }},
+		{"WithHostAliases with a port", func() error {
+			_, err := idempotency.Middleware(s, idempotency.WithHostAliases("a.test:443"))
+			return err
+		}},
+		{"WithHostAliases with WithFingerprint", func() error {
+			_, err := idempotency.Middleware(s, idempotency.WithHostAliases("a.test"),
+				idempotency.WithFingerprint(func(*http.Request, []byte) idempotency.Fingerprint { return fp }))
+			return err
+		}},
 		{"WithObserver(nil)", func() error { _, err := idempotency.Middleware(s, idempotency.WithObserver(nil)); return err }},
 		{"WithObserver of a nil observe.Func", func() error {
 			var f observe.Func
@@ -217,6 +227,7 @@ func TestOptionsAreRefusedWhereTheyMeanNothing(t *testing.T) {
 		{"idempotency.WithFingerprint", idempotency.WithFingerprint(func(*http.Request, []byte) idempotency.Fingerprint { return fp }), false, true},
 		{"idempotency.WithScope", idempotency.WithScope(func(*http.Request) string { return "" }), false, true},
 		{"idempotency.WithScopeCookies", idempotency.WithScopeCookies("sid"), false, true},
+		{"idempotency.WithHostAliases", idempotency.WithHostAliases("a.test"), false, true},
 		{"idempotency.WithUnstoredHeaders", idempotency.WithUnstoredHeaders("Set-Cookie"), false, true},
 		{"idempotency.WithRetryAfter", idempotency.WithRetryAfter(time.Second), false, true},
 		{"idempotency.WithObserver", idempotency.WithObserver(observe.Func(func(context.Context, observe.Event) {})), false, true},

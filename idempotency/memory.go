@@ -49,7 +49,8 @@ type MemoryConfig struct {
 	// any other bound is at least 4 KiB.
 	MaxBytes int64
 	// ScopeShare is the fraction of the store's records and bytes that one
-	// non-empty scope — one client of the middleware — may hold: 0 means 0.1,
+	// client may hold — the records of one StoreKey.Owner, or of one
+	// non-empty scope without an Owner: 0 means 0.1,
 	// which lets ten clients fill the store and keeps any one from taking
 	// more than a tenth of it; 1 lets each take all of it. Above 0, at most 1.
 	ScopeShare float64
@@ -85,12 +86,13 @@ func (c MemoryConfig) withDefaults() (MemoryConfig, error) {
 // store (the Redis store in github.com/retrykit/retry/idempotency/redis).
 //
 // It holds at most MemoryConfig.MaxEntries records and about
-// MemoryConfig.MaxBytes bytes, and each non-empty scope — each client of the
-// middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
+// MemoryConfig.MaxBytes bytes, and each client — the keys of one
+// StoreKey.Owner, or of one non-empty scope without an Owner: one client of
+// the middleware — at most its share of both (MemoryConfig.ScopeShare; a tenth
 // by default), so that one client cannot take the room of the others. It
 // never drops a record before it expires, since a forgotten record lets a
 // retry run its work again: when there is no room, it refuses. A claim over
-// its scope's share fails with ErrScopeFull (the middleware answers 429), a
+// its client's share fails with ErrScopeFull (the middleware answers 429), a
 // claim in a full store with ErrFull (503), and a
 // result that does not fit with ErrTooLarge, after which Do and the
 // middleware record it as not retained. The empty scope, which Do and Once
@@ -109,9 +111,9 @@ func NewMemoryStore(c MemoryConfig) (Store, error) {
 	}
 	entries, bytes := int64(c.MaxEntries), c.MaxBytes
 	s := &memoryStore{seed: maphash.MakeSeed(), room: room{
-		maxEntries: entries, maxBytes: bytes, scopes: make(map[string]usage),
-		scopeEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
-		scopeBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
+		maxEntries: entries, maxBytes: bytes, owners: make(map[string]usage),
+		ownerEntries: max(1, int64(math.Floor(c.ScopeShare*float64(entries)))),
+		ownerBytes:   max(entryOverhead, int64(math.Floor(c.ScopeShare*float64(bytes)))),
 	}}
 	for i := range s.shards {
 		s.shards[i] = memShard{m: make(map[StoreKey]*memEntry), room: &s.room, earliest: &s.earliest}
@@ -160,9 +162,9 @@ func (s *memoryStore) claim(key StoreKey, rec Record, lease time.Duration) (Reco
 	if held := sh.get(key, now); held != nil {
 		return cloneRecord(held.rec), false, nil
 	}
-	e := &memEntry{key: key, rec: cloneRecord(rec), expires: now.Add(lease), done: make(chan struct{})}
-	e.size = entrySize(key, e.rec)
-	if err := s.room.take(key.Scope, 1, e.size); err != nil {
+	e := &memEntry{key: key.id(), owner: key.owner(), rec: cloneRecord(rec), expires: now.Add(lease), done: make(chan struct{})}
+	e.size = entrySize(e.key, e.rec)
+	if err := s.room.take(e.owner, 1, e.size); err != nil {
 		return Record{}, false, err
 	}
 	sh.add(e, &sh.claims)
@@ -189,8 +191,8 @@ func (s *memoryStore) Complete(ctx context.Context, key StoreKey, rec Record, re
 	if err := rec.Validate(); err != nil || !rec.Status.Final() {
 		return badRecord("Complete", rec, err)
 	}
-	size := entrySize(key, rec)
-	if !s.room.fits(key.Scope, size) {
+	size := entrySize(key.id(), rec)
+	if !s.room.fits(key.owner(), size) {
 		return ErrTooLarge
 	}
 	err := s.complete(key, rec, size, retention)
@@ -268,7 +270,7 @@ func (s *memoryStore) check(method string, ctx context.Context, key StoreKey, d 
 }
 
 func (s *memoryStore) shard(key StoreKey) *memShard {
-	return &s.shards[maphash.Comparable(s.seed, key)%shardCount]
+	return &s.shards[maphash.Comparable(s.seed, key.id())%shardCount]
 }
 
 // holding runs f, under its shard's lock, on the live claim of key held with
@@ -329,7 +331,7 @@ func entrySize(key StoreKey, r Record) int64 {
 }
 
 // room keeps the store's bounds: how much the whole store, and each
-// non-empty scope, holds. Its lock is taken under a shard's, never the
+// non-empty owner, holds. Its lock is taken under a shard's, never the
 // other way round.
 type room struct {
 	mu           sync.Mutex
@@ -337,39 +339,39 @@ type room struct {
 	bytes        int64
 	maxEntries   int64
 	maxBytes     int64
-	scopeEntries int64
-	scopeBytes   int64
-	scopes       map[string]usage
+	ownerEntries int64            // an owner's share
+	ownerBytes   int64            // an owner's share
+	owners       map[string]usage // by owner
 }
 
 type usage struct{ entries, bytes int64 }
 
-// fits reports whether a record of size bytes could ever be kept in scope.
-func (r *room) fits(scope string, size int64) bool {
-	return size <= r.maxBytes && (scope == "" || size <= r.scopeBytes)
+// fits reports whether a record of size bytes could ever be kept for owner.
+func (r *room) fits(owner string, size int64) bool {
+	return size <= r.maxBytes && (owner == "" || size <= r.ownerBytes)
 }
 
-// take counts n more records and size more bytes for scope, or refuses with
-// the bound they would exceed: the scope's share (ErrScopeFull) first, then
+// take counts n more records and size more bytes for owner, or refuses with
+// the bound they would exceed: the owner's share (ErrScopeFull) first, then
 // the store's (ErrFull). A negative size gives bytes back and always fits.
-func (r *room) take(scope string, n, size int64) error {
+func (r *room) take(owner string, n, size int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	u := r.scopes[scope]
+	u := r.owners[owner]
 	grows := n > 0 || size > 0
 	switch {
-	case grows && scope != "" && (u.entries+n > r.scopeEntries || u.bytes+size > r.scopeBytes):
+	case grows && owner != "" && (u.entries+n > r.ownerEntries || u.bytes+size > r.ownerBytes):
 		return ErrScopeFull
 	case grows && (r.entries+n > r.maxEntries || r.bytes+size > r.maxBytes):
 		return ErrFull
 	}
 	r.entries, r.bytes = r.entries+n, r.bytes+size
-	if scope != "" {
+	if owner != "" {
 		u.entries, u.bytes = u.entries+n, u.bytes+size
 		if u.entries == 0 {
-			delete(r.scopes, scope)
+			delete(r.owners, owner)
 		} else {
-			r.scopes[scope] = u
+			r.owners[owner] = u
 		}
 	}
 	return nil
@@ -389,7 +391,8 @@ type memShard struct {
 }
 
 type memEntry struct {
-	key     StoreKey
+	key     StoreKey // without its Owner
+	owner   string   // the share it counts against: "" for none
 	rec     Record
 	expires time.Time
 	done    chan struct{} // a claim's: closed when the claim ends
@@ -399,7 +402,7 @@ type memEntry struct {
 
 // get returns key's live entry, dropping it if it expired.
 func (sh *memShard) get(key StoreKey, now time.Time) *memEntry {
-	e := sh.m[key]
+	e := sh.m[key.id()]
 	if e != nil && !now.Before(e.expires) {
 		sh.remove(e)
 		return nil
@@ -443,13 +446,13 @@ func (sh *memShard) remove(e *memEntry) {
 	} else {
 		heap.Remove(&sh.records, e.index)
 	}
-	_ = sh.room.take(e.key.Scope, -1, -e.size)
+	_ = sh.room.take(e.owner, -1, -e.size)
 }
 
 // finish turns the claim e into the final record rec of size bytes, if
 // there is room for the difference.
 func (sh *memShard) finish(e *memEntry, rec Record, size int64, expires time.Time) error {
-	if err := sh.room.take(e.key.Scope, 0, size-e.size); err != nil {
+	if err := sh.room.take(e.owner, 0, size-e.size); err != nil {
 		return err
 	}
 	heap.Remove(&sh.claims, e.index)

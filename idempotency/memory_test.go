@@ -138,6 +138,22 @@ func TestMemoryStoreBoundsEachScope(t *testing.T) {
 		}
 		require.ErrorIs(t, claim(t, s, sk("100"), "t", time.Minute), idempotency.ErrFull)
 	})
+	t.Run("keys with an Owner count against the Owner's share, whatever their scopes", func(t *testing.T) {
+		s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 100, ScopeShare: 0.1})
+		owned := func(scope string) idempotency.StoreKey {
+			return idempotency.StoreKey{Scope: scope, Key: "k", Owner: "mallory"}
+		}
+		for i := range 10 {
+			require.NoError(t, claim(t, s, owned(fmt.Sprint("scope-", i)), "t", time.Minute))
+		}
+		require.ErrorIs(t, claim(t, s, owned("scope-10"), "t", time.Minute), idempotency.ErrScopeFull,
+			"a new scope is no new share")
+		require.NoError(t, claim(t, s, idempotency.StoreKey{Scope: "scope-10", Key: "k", Owner: "alice"}, "t", time.Minute),
+			"another owner claims")
+		require.NoError(t, s.Release(t.Context(), idempotency.StoreKey{Scope: "scope-0", Key: "k"}, "t"),
+			"the Owner is not part of the key")
+		require.NoError(t, claim(t, s, owned("scope-11"), "t", time.Minute), "a release gives the owner's share back")
+	})
 	t.Run("a scope's expired records give its share back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newBounded(t, idempotency.MemoryConfig{MaxEntries: 10, ScopeShare: 0.2})

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retry"
@@ -25,9 +24,10 @@ import (
 //	no key (unless KeyOptional), or a bad one  400 problem
 //	a body over WithMaxRequestBody             413 problem
 //	the first request with a key               the handler runs; its response is stored
-//	a repeat of a completed request            the stored status, headers and body,
-//	                                           with Idempotent-Replay: true and
-//	                                           Idempotent-Replay-Of: <execution id>
+//	                                           if it completed, else the key is released
+//	a repeat of a completed request            the stored status, headers, body and
+//	                                           trailers, with Idempotent-Replay: true
+//	                                           and Idempotent-Replay-Of: <execution id>
 //	a repeat while the first is in flight      409 problem, kind idempotency-in-progress,
 //	                                           with Retry-After
 //	the same key with a different request      422 problem, kind idempotency-key-reuse
@@ -39,7 +39,8 @@ import (
 // Errors are problem details (RFC 9457, application/problem+json) with a
 // "kind" member (see Problem kinds in the package documentation). A request
 // is the same as an earlier one when their fingerprints match
-// (WithFingerprint; by default the method, path, query and body bytes).
+// (WithFingerprint; by default the method, host, path, query and body
+// bytes; WithHostAliases).
 //
 // Clients are kept apart by default. A key lives in its client's scope, and
 // the default scope is a digest of the request's credentials — its
@@ -47,23 +48,38 @@ import (
 // request with other credentials never gets another client's response, nor
 // a 422 that would tell it another client used the key: for it the key is
 // new. Requests without credentials are all one client. The middleware does
-// not authenticate; it only keeps apart what the
-// request says about who sends it. WithScope replaces the digest with the
-// caller's notion of a client — the authenticated account, typically, so
-// that a client whose token was refreshed between two retries still gets its
-// replay — or, returning "", with one scope for all (a single-tenant
-// service). The scope is part of the store key, not of the fingerprint.
+// not authenticate; it only keeps apart what the request says about who
+// sends it. Its records count against the share of the client's first
+// credential — its first Authorization, or else its first WithScopeCookies
+// cookie — or, without one, of its address (StoreKey.Owner), so that what
+// else a client varies makes other scopes but never another share.
+// WithScope, the recommended form, replaces the digest with the caller's
+// notion of a client — the authenticated account, so that a client whose
+// token was refreshed between two retries still gets its replay, and whose
+// share is its own — or, returning "", with one scope for all (a
+// single-tenant service). The scope is part of the store key, not of the
+// fingerprint.
 //
 // The first response is streamed to its client as the handler writes it,
 // and recorded up to the retention cap, without the header fields that are a
 // session's rather than the response's (Set-Cookie and the others of
-// WithUnstoredHeaders) and without hop-by-hop fields. A response with status
-// 5xx, 408 or 429 is a failure: it releases the key so that the client's
-// retry runs the handler again (or, with KeepFailures, is stored and replayed
-// like any other). An authentication failure — 401, 403 or 407 — always
-// releases the key, so that a retry with fresh credentials runs the handler.
-// A handler that panics, or that returns without answering once its
-// request's context is done, releases the key.
+// WithUnstoredHeaders), as header fields or trailers, and without hop-by-hop
+// fields. It is stored only if it completed: the handler returned normally;
+// the body is as long as the Content-Length the handler declared, if any; no
+// write or flush failed; no failure status was written after the response
+// was sent (a recovered panic); and a response without a Content-Length was
+// not cut off by its client leaving after it began and before the handler
+// returned. An incomplete response releases the key, so that the retry runs
+// the handler again; with KeepFailures it is stored as a 500 problem of kind
+// idempotency-response-incomplete instead — never as the fragment. A
+// response with status 5xx, 408 or 429 is a failure: it releases the key so
+// that the client's retry runs the handler again (or, with KeepFailures, is
+// stored and replayed like any other). An authentication failure — 401, 403
+// or 407 — always releases the key, so that a retry with fresh credentials
+// runs the handler. A handler that panics, or that returns without answering
+// once its request's context is done, releases the key. A replay's
+// Content-Length is that of the stored body, which is the one the handler
+// declared; a replay with trailers is sent chunked.
 //
 // A nil store, or a bad option, is a *retry.InvalidError. The middleware
 // given a nil handler answers every guarded request it would run with 500.
@@ -120,7 +136,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g.serve(w, r, StoreKey{Scope: g.c.scopeOf(r), Key: key}, g.c.fingerprint(r, body), body)
+	g.serve(w, r, g.c.storeKey(r, key), g.c.fingerprintOf(r, body), body)
 }
 
 // serve claims the key and runs the handler, or answers from the record.
@@ -137,7 +153,7 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, key StoreKey, fp F
 	case claimed:
 		g.run(w, r, key, claim, body)
 	default:
-		g.answer(w, r, key.Key, rec, fp)
+		g.answer(w, r, key.Key, rec, fp, body)
 	}
 }
 
@@ -151,7 +167,7 @@ func storeFailure(err error) string {
 // run executes the handler under the claim, streaming its response to the
 // client and recording it.
 func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
-	rw := &recorder{ResponseWriter: w, limit: g.c.maxResult, unstored: g.c.unstored}
+	rw := newRecorder(w, r, g.c.maxResult, g.c.unstored)
 	// The outcome is recorded, or the key released, by execute; a store
 	// failure at that point cannot change a response already sent.
 	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
@@ -187,10 +203,10 @@ func authFailure(code int) bool {
 }
 
 // answer responds from a record this request did not claim.
-func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec Record, fp Fingerprint) {
+func (g *guard) answer(w http.ResponseWriter, r *http.Request, key string, rec Record, fp Fingerprint, body []byte) {
 	e := Event{Key: key, Execution: rec.Token}
 	switch {
-	case rec.Fingerprint != fp:
+	case rec.Fingerprint != fp && !g.c.legacyMatch(rec.Fingerprint, r, body):
 		e.Outcome, e.Status = outcomeKeyReuse, http.StatusUnprocessableEntity
 		g.refuse(w, r, e, kindKeyReuse,
 			"this Idempotency-Key was used with a different request; send the original request unchanged, or a new key for a new request", 0)
@@ -217,14 +233,18 @@ func (g *guard) replay(w http.ResponseWriter, r *http.Request, e Event, rec Reco
 		return
 	}
 	h := w.Header()
+	trailers := false
 	for name, values := range resp.header {
-		if !g.c.unstored[http.CanonicalHeaderKey(name)] {
+		if g.c.storable(name) {
 			h[name] = values
+			trailers = trailers || strings.HasPrefix(name, http.TrailerPrefix)
 		}
 	}
 	h.Set(headerReplay, "true")
 	h.Set(headerReplayOf, rec.Token)
-	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if !trailers { // with trailers, HTTP/1.1 sends the body chunked
+		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	}
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
 	e.Outcome, e.Status = outcomeReplayed, resp.status
@@ -266,115 +286,4 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request, key string) ([]
 		return nil, false
 	}
 	return body, true
-}
-
-// requestFingerprint is the default fingerprint: what the client sent.
-func requestFingerprint(r *http.Request, body []byte) Fingerprint {
-	return NewFingerprint([]byte(r.Method), []byte(r.URL.EscapedPath()), []byte(r.URL.RawQuery), body)
-}
-
-// scopeOf returns the scope of the request's key: WithScope's, or the digest
-// of its credentials.
-func (c *guardConfig) scopeOf(r *http.Request) string {
-	if c.scope != nil {
-		return c.scope(r)
-	}
-	h := sha256.New()
-	writePart(h, []byte("idempotency scope v1")) // a digest of this, not a bare hash of a token
-	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
-		for _, v := range r.Header.Values(name) {
-			writePart(h, []byte(name))
-			writePart(h, []byte(v))
-		}
-	}
-	c.writeCookies(h, r)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
-}
-
-// writeCookies adds the request's credential cookies to the digest: the
-// whole Cookie field, or the cookies WithScopeCookies names.
-func (c *guardConfig) writeCookies(h io.Writer, r *http.Request) {
-	if c.cookies == nil {
-		for _, v := range r.Header.Values("Cookie") {
-			writePart(h, []byte("Cookie"))
-			writePart(h, []byte(v))
-		}
-		return
-	}
-	for _, ck := range r.Cookies() {
-		if slices.Contains(c.cookies, ck.Name) {
-			writePart(h, []byte(ck.Name))
-			writePart(h, []byte(ck.Value))
-		}
-	}
-}
-
-// recorder passes a response through to the client and keeps a copy of it,
-// up to limit bytes of body.
-type recorder struct {
-	http.ResponseWriter
-	limit    int
-	unstored map[string]bool
-	status   int
-	header   http.Header
-	body     []byte
-	overflow bool
-}
-
-func (rw *recorder) WriteHeader(code int) {
-	if rw.status == 0 && code >= 200 {
-		rw.status, rw.header = code, rw.Header().Clone()
-	}
-	rw.ResponseWriter.WriteHeader(code) // 1xx pass through unrecorded
-}
-
-func (rw *recorder) Write(p []byte) (int, error) {
-	if rw.status == 0 {
-		rw.WriteHeader(http.StatusOK)
-	}
-	if !rw.overflow {
-		if len(rw.body)+len(p) > rw.limit {
-			rw.overflow, rw.body = true, nil
-		} else {
-			rw.body = append(rw.body, p...)
-		}
-	}
-	return rw.ResponseWriter.Write(p)
-}
-
-// Flush lets streaming handlers flush through the recorder.
-func (rw *recorder) Flush() {
-	if rw.status == 0 {
-		rw.WriteHeader(http.StatusOK)
-	}
-	_ = http.NewResponseController(rw.ResponseWriter).Flush()
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
-
-// outcome is what the handler's answer means for the key, once it returned:
-// nothing to record if it gave up with its request, a failure that releases
-// the key, or a response to store.
-func (rw *recorder) outcome(ctx context.Context) (output, error) {
-	if rw.status == 0 && ctx.Err() != nil {
-		return output{}, context.Cause(ctx) // it answered nothing: not a result to replay
-	}
-	if rw.status == 0 { // the handler wrote nothing: net/http sends 200
-		rw.status, rw.header = http.StatusOK, rw.Header().Clone()
-	}
-	out := output{overflow: rw.overflow}
-	if !rw.overflow {
-		out.value = encodeResponse(rw.status, rw.header, rw.body, rw.unstored)
-		out.overflow = len(out.value) > rw.limit
-	}
-	switch {
-	case authFailure(rw.status):
-		out.release = true
-		return out, errAuthFailed
-	case failedStatus(rw.status):
-		return out, errHandlerFailed
-	}
-	return out, nil
 }

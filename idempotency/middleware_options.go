@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,7 +17,8 @@ type guardConfig struct {
 	keyOptional bool
 	methods     []string
 	maxBody     int64
-	fingerprint func(*http.Request, []byte) Fingerprint
+	fingerprint func(*http.Request, []byte) Fingerprint // nil: the default
+	hosts       map[string]string                       // WithHostAliases: a name to the first
 	scope       func(*http.Request) string
 	cookies     []string // the credential cookies; nil: the whole Cookie field
 	sessionHdrs []string // WithUnstoredHeaders
@@ -42,7 +44,7 @@ var neverStored = []string{
 func newMiddlewareConfig(opts []Option) (*config, error) {
 	c := &config{execConfig: defaultExec(), middleware: true, guardConfig: guardConfig{
 		methods: []string{http.MethodPost, http.MethodPatch}, maxBody: defaultMaxRequestBody,
-		fingerprint: requestFingerprint, retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
+		retryAfter: defaultRetryAfter, sessionHdrs: sessionHeaders,
 	}}
 	c.failValue = func(v []byte, _ error) []byte { return v }
 	if err := c.apply(opts); err != nil {
@@ -52,12 +54,19 @@ func newMiddlewareConfig(opts []Option) (*config, error) {
 	if g.scope != nil && g.cookies != nil {
 		return nil, argerr.New("idempotency.WithScopeCookies", g.cookies, "has no effect with WithScope, which replaces the credentials' digest")
 	}
+	if g.hosts != nil && g.fingerprint != nil {
+		return nil, argerr.New("idempotency.WithHostAliases", slices.Sorted(maps.Keys(g.hosts)), "has no effect with WithFingerprint, which replaces the default fingerprint")
+	}
 	g.unstored = make(map[string]bool)
 	for _, name := range slices.Concat(neverStored, g.sessionHdrs) {
 		g.unstored[http.CanonicalHeaderKey(name)] = true
 	}
 	return c, nil
 }
+
+// storable reports whether a record may keep, and a replay send, the
+// header field or trailer name.
+func (c *guardConfig) storable(name string) bool { return storable(name, c.unstored) }
 
 // guardOption is an option of the middleware only.
 func guardOption(name string, value any, bad error, set func(*guardConfig)) Option {
@@ -100,23 +109,65 @@ func WithMaxRequestBody(n int64) Option {
 }
 
 // WithFingerprint sets how the middleware fingerprints a request, given the
-// request and its body as received. The default hashes the method, the path,
-// the raw query and the body bytes — what the client sent, never a parsed
-// model with defaults filled in.
+// request and its body as received. The default hashes the method, the host
+// (see WithHostAliases), the path, the raw query and the body bytes — what
+// the client sent, never a parsed model with defaults filled in.
 func WithFingerprint(f func(r *http.Request, body []byte) Fingerprint) Option {
 	return guardOption("idempotency.WithFingerprint", funcValue(f == nil), nilFunc(f == nil),
 		func(c *guardConfig) { c.fingerprint = f })
 }
 
+// WithHostAliases names the hosts that are one service, for a server that
+// answers under several names (a regional and a global name; a new domain
+// and an old one), so that a retry sent to another of the names replays
+// instead of being refused. The default fingerprint includes the request's
+// host — in lower case, without a trailing dot or the scheme's default port
+// — so that a server answering for several hosts never replays one host's
+// response on another: the same key sent to another host is a different
+// request (422). With WithHostAliases, a request to any of hosts is
+// fingerprinted as a request to the first; other hosts stay apart. Hosts are
+// names without a port, at least one; it is refused with WithFingerprint,
+// which replaces the default fingerprint.
+func WithHostAliases(hosts ...string) Option {
+	return guardOption("idempotency.WithHostAliases", hosts, hostNames(hosts), func(c *guardConfig) {
+		c.hosts = make(map[string]string, len(hosts))
+		first := normalHost(hosts[0])
+		for _, h := range hosts {
+			c.hosts[normalHost(h)] = first
+		}
+	})
+}
+
+func normalHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// hostNames refuses an empty list of hosts, or a name that is not a host.
+func hostNames(hosts []string) error {
+	if len(hosts) == 0 {
+		return errors.New("needs at least one host")
+	}
+	for _, h := range hosts {
+		if h == "" || strings.ContainsAny(h, " \t\r\n/:;,@?#") {
+			return errors.New("a host must be a name or an IPv4 address, without a port")
+		}
+	}
+	return nil
+}
+
 // WithScope sets the scope of a request's key: the client it belongs to,
-// whose keys no other client shares. f replaces the default, a digest of the
-// request's credentials (see Middleware and WithScopeCookies); give it when
-// the application knows its clients better — the authenticated account (so
-// that a client whose token was refreshed between two retries is still the
-// same client), an API key's id, the caller's address for a public service.
-// f runs for every guarded request with a key, before the handler; the
-// middleware placed after authentication can read what it stored in the
-// request's context.
+// whose keys no other client shares, and whose records count against its
+// own share of a bounded store. f replaces the default, a digest of the
+// request's credentials (see Middleware and WithScopeCookies). It is the
+// recommended form wherever the application knows its clients: placed after
+// the authentication middleware, f reads the account it stored in the
+// request's context — so that a client whose token was refreshed between
+// two retries is still the same client, and a client's share is held
+// whatever it sends. Give it too where identity travels where the default
+// digest does not look: an API key's id for a client that sends X-Api-Key;
+// the user an authenticating gateway names in a field such as
+// X-Forwarded-User, if the gateway sets that field on every request and
+// removes any copy a client sent (otherwise a client names itself); the
+// caller's address for a public service, where no credential means anything.
+// f runs for every guarded request with a key, before the handler.
 //
 // f returning "" puts the request in the one unscoped key space that Do and
 // Once use, which no per-scope share bounds: WithScope(func(*http.Request)
@@ -132,8 +183,13 @@ func WithScope(f func(r *http.Request) string) Option {
 // scope, with the Authorization and Proxy-Authorization fields: the session
 // cookie, typically, so that other cookies — preferences, analytics — can
 // change between a request and its retry without making it another
-// client's. By default the whole Cookie field counts; given no names, no
-// cookie does. It is refused with WithScope, which replaces the digest.
+// client's. The first of them is the client's first credential when it has
+// no Authorization field, and so names its share of the store (see
+// Middleware). Their values are read from the Cookie fields as sent, not
+// through Go's cookie parser, which drops a value with a space, a quote or a
+// byte beyond ASCII: such a session still tells its clients apart. By
+// default the whole Cookie field counts; given no names, no cookie does. It
+// is refused with WithScope, which replaces the digest.
 func WithScopeCookies(names ...string) Option {
 	var bad error
 	if len(names) > 0 {
@@ -144,8 +200,9 @@ func WithScopeCookies(names ...string) Option {
 }
 
 // WithUnstoredHeaders sets the response header fields kept out of stored
-// responses, and so never replayed, in place of the default list
-// (Set-Cookie, Set-Cookie2, Authentication-Info, Proxy-Authentication-Info).
+// responses, and so never replayed, as header fields or as trailers, in
+// place of the default list (Set-Cookie, Set-Cookie2, Authentication-Info,
+// Proxy-Authentication-Info).
 // The first response carries them to its client as the handler wrote them.
 // Hop-by-hop fields, Content-Length, Date and the replay markers are never
 // stored, whatever the list; given no names, every other field is.

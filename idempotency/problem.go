@@ -22,6 +22,7 @@ const (
 	kindRequestTooLarge  = "idempotency-request-too-large"
 	kindStoreUnavailable = "idempotency-store-unavailable"
 	kindScopeFull        = "idempotency-scope-full"
+	kindIncomplete       = "idempotency-response-incomplete"
 )
 
 // problemTypes gives each kind its problem "type": problemTypeBase and this
@@ -36,6 +37,7 @@ var problemTypes = map[string]string{
 	kindRequestTooLarge:  "KindRequestTooLarge",
 	kindStoreUnavailable: "KindStoreUnavailable",
 	kindScopeFull:        "KindScopeFull",
+	kindIncomplete:       "KindResponseIncomplete",
 }
 
 const problemTypeBase = "https://pkg.go.dev/github.com/retrykit/retry/idempotency#"
@@ -53,20 +55,36 @@ type problem struct {
 // writeProblem answers with problem details. retryAfter, when positive, is
 // sent as Retry-After in whole seconds.
 func writeProblem(w http.ResponseWriter, status int, kind, detail string, retryAfter time.Duration) {
-	typ := "about:blank"
-	if anchor, ok := problemTypes[kind]; ok {
-		typ = problemTypeBase + anchor
-	}
-	p := problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail, Kind: kind}
-	body, _ := json.Marshal(p) // a struct of strings and an int always marshals
+	body := problemBody(status, kind, detail)
 	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Type", problemType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((retryAfter+time.Second-1)/time.Second)))
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+const problemType = "application/problem+json"
+
+func problemBody(status int, kind, detail string) []byte {
+	typ := "about:blank"
+	if anchor, ok := problemTypes[kind]; ok {
+		typ = problemTypeBase + anchor
+	}
+	p := problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail, Kind: kind}
+	body, _ := json.Marshal(p) // a struct of strings and an int always marshals
+	return body
+}
+
+// incompleteProblem is the stored response, with KeepFailures, of a request
+// whose response was incomplete: a problem, never the fragment.
+func incompleteProblem() []byte {
+	body := problemBody(http.StatusInternalServerError, kindIncomplete,
+		"the request with this Idempotency-Key ran, but its response was cut off before it was complete; "+
+			"it may have taken effect, and its response cannot be replayed")
+	return encodeResponse(http.StatusInternalServerError, http.Header{"Content-Type": {problemType}}, body, nil)
 }
 
 // problemKind returns the error code in an error body: the "kind" or "code"

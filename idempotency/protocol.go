@@ -96,7 +96,8 @@ func parseSFString(s string) (string, error) {
 // problem "type" URI — and closes the body.
 //
 // The idempotency failures come back as an *Error whose Reason is
-// ErrInProgress, ErrKeyReuse, ErrNotRetained or ErrScopeFull — or
+// ErrInProgress, ErrKeyReuse, ErrNotRetained, ErrScopeFull or
+// ErrStoredFailure (a kept incomplete response) — or
 // retry.ErrKeyRequired and retry.ErrInvalid for a server's 400 about the key
 // — and whose Err is the *classify.StatusError; any other failure is the
 // *classify.StatusError itself, with its Kind, for the classifiers to judge.
@@ -132,6 +133,8 @@ func reasonOfKind(kind string) error {
 		return ErrNotRetained
 	case kindScopeFull:
 		return ErrScopeFull
+	case kindIncomplete:
+		return ErrStoredFailure
 	case kindKeyMissing:
 		return retry.ErrKeyRequired
 	case kindKeyInvalid:
@@ -164,7 +167,8 @@ func ReplayOf(resp *http.Response) (execution string, replay bool) {
 //	ErrInProgress, kind idempotency-in-progress             retry, after Retry-After if any  classify.ReasonKeyInProgress
 //	ErrKeyReuse, kind idempotency-key-reuse                 stop: never retried              classify.ReasonKeyReuse
 //	ErrNotRetained, kind idempotency-response-not-retained  stop: it ran; nothing to replay  classify.ReasonNotRetained
-//	ErrStoredFailure (a kept failure)                       stop: the window returns it      classify.ReasonStoredFailure
+//	ErrStoredFailure (a kept failure), kind                 stop: the window returns it      classify.ReasonStoredFailure
+//	idempotency-response-incomplete
 //	ErrClaimLost                                            stop                             classify.ReasonClaimLost
 //
 // and has no opinion on anything else (a failing store, or a 429 for a full

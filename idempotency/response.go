@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // A stored response is the Value of the middleware's records:
@@ -22,13 +23,14 @@ type storedResponse struct {
 }
 
 // encodeResponse returns the stored form of a response, without the header
-// fields in unstored (by canonical name).
+// fields in unstored (by canonical name), whether sent as header fields or
+// as trailers (named with http.TrailerPrefix).
 func encodeResponse(status int, h http.Header, body []byte, unstored map[string]bool) []byte {
 	b := []byte{responseVersion}
 	b = binary.AppendUvarint(b, uint64(status))
 	names := make([]string, 0, len(h))
 	for name := range h {
-		if !unstored[http.CanonicalHeaderKey(name)] {
+		if storable(name, unstored) {
 			names = append(names, name)
 		}
 	}
@@ -42,6 +44,15 @@ func encodeResponse(status int, h http.Header, body []byte, unstored map[string]
 		}
 	}
 	return append(b, body...)
+}
+
+// storable reports whether a record may keep the field name: a header
+// field, or a trailer named with http.TrailerPrefix, that is not in
+// unstored. A trailer is a field like any other: Set-Cookie is no more
+// replayed at the end of a response than at its start.
+func storable(name string, unstored map[string]bool) bool {
+	name, _ = strings.CutPrefix(name, http.TrailerPrefix)
+	return name != "" && !unstored[http.CanonicalHeaderKey(name)]
 }
 
 func appendString(b []byte, s string) []byte {

@@ -14,9 +14,31 @@ import (
 // Do and Once use the empty scope; a store may bound what each non-empty
 // scope holds (the memory store does), so that one client cannot take the room of
 // others.
+//
+// Owner is not part of the key: it names whose share of a bounded store the
+// key's record counts against, when that is not its Scope. The middleware's
+// default scope is a digest of every credential a request carries, which a
+// client can vary at will; its Owner is the client's first credential, or
+// its address when it has none, so that varying the rest does not multiply
+// its share (see Middleware).
 type StoreKey struct {
 	Scope string // the client's partition; "" for Do, Once and a single-tenant middleware
 	Key   string // the idempotency key, as the caller gave it: never empty
+	// Owner is whose share of a bounded store the record counts against:
+	// "" means its Scope. A store that bounds no share ignores it, and no
+	// store tells two keys apart by it.
+	Owner string
+}
+
+// id is the key without its Owner: what names a record.
+func (k StoreKey) id() StoreKey { return StoreKey{Scope: k.Scope, Key: k.Key} }
+
+// owner is the name of the share the key counts against: "" for none.
+func (k StoreKey) owner() string {
+	if k.Owner != "" {
+		return k.Owner
+	}
+	return k.Scope
 }
 
 // scopeMark starts the string form of a scoped key: a control character,
@@ -24,7 +46,8 @@ type StoreKey struct {
 // reads as an unscoped one.
 const scopeMark = "\x1f"
 
-// String returns the key as one string, for stores that keep strings: Key
+// String returns the key as one string, for stores that keep strings (without
+// its Owner, which is not part of it): Key
 // itself when Scope is empty (so unscoped keys read as the caller wrote
 // them), and otherwise "\x1f", the length of Scope, ":", Scope, ":" and Key.
 // Distinct StoreKeys whose Key passed ValidateKey have distinct strings.

@@ -48,8 +48,14 @@ func (a as) send(h http.Handler, key, target, body string) *httptest.ResponseRec
 		panic(err) // the tests' own targets
 	}
 	for _, f := range a {
-		name, value, _ := strings.Cut(f, ": ")
-		req.Header.Add(name, value)
+		switch name, value, _ := strings.Cut(f, ": "); name {
+		case "Remote-Addr": // where the request comes from, not a header field
+			req.RemoteAddr = value
+		case "Host":
+			req.Host = value
+		default:
+			req.Header.Add(name, value)
+		}
 	}
 	if key != "" {
 		req.Header.Set(idempotency.HeaderKey, key)
@@ -112,6 +118,12 @@ func TestMiddlewareNeverGivesOneClientAnothersResponse(t *testing.T) {
 			as{"Cookie: sid=1; theme=dark"}, as{"Cookie: theme=light; sid=1"}, false},
 		{"WithScopeCookies with no names leaves cookies out", opts(idempotency.WithScopeCookies()),
 			as{"Cookie: sid=1"}, as{"Cookie: sid=2"}, false},
+		{"with WithScopeCookies, a session cookie Go's parser drops still tells clients apart", opts(idempotency.WithScopeCookies("sid")),
+			as{"Cookie: sid=ålice; theme=dark"}, as{"Cookie: sid=bøb; theme=dark"}, true},
+		{"with WithScopeCookies, a quoted or spaced session cookie still tells clients apart", opts(idempotency.WithScopeCookies("sid")),
+			as{`Cookie: sid="a b"`}, as{`Cookie: sid="a c"`}, true},
+		{"requests without credentials from two addresses are one client", nil,
+			as{"Remote-Addr: 198.51.100.1:1000"}, as{"Remote-Addr: 203.0.113.9:2000"}, false},
 		{"WithScope replaces the credentials' digest", opts(idempotency.WithScope(func(r *http.Request) string { return r.URL.Query().Get("acct") })),
 			as{"Authorization: Bearer old"}, as{"Authorization: Bearer refreshed"}, false},
 		{"WithScope returning \"\" is one scope for all: a single-tenant service", opts(idempotency.WithScope(func(*http.Request) string { return "" })),
@@ -371,4 +383,101 @@ func TestMiddlewareReportsEachOutcomeToItsObservers(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), req)
 		assert.Empty(t, got)
 	})
+}
+
+// TestAClientsShareHoldsWhateverItSends floods a small memory store (10,000
+// records; a share of 1,000) from one client that varies what the default
+// scope is made of with every request, as an attacker would, and checks that
+// it gets one share, never the store: a victim's record survives, and every
+// other client — with credentials, with cookies, or anonymous from another
+// address — is served.
+func TestAClientsShareHoldsWhateverItSends(t *testing.T) {
+	const mallory = "Remote-Addr: 192.0.2.66:4444"
+	tests := []struct {
+		name    string
+		request func(i int) as
+	}{
+		{"fixed credentials", func(int) as { return as{mallory, "Authorization: Bearer mallory"} }},
+		{"a junk cookie with each request", func(i int) as {
+			return as{mallory, "Authorization: Bearer mallory", fmt.Sprintf("Cookie: junk=%d", i)}
+		}},
+		{"a junk Proxy-Authorization with each request", func(i int) as {
+			return as{mallory, "Authorization: Bearer mallory", fmt.Sprintf("Proxy-Authorization: Basic %d", i)}
+		}},
+		{"a second Authorization with each request", func(i int) as {
+			return as{mallory, "Authorization: Bearer mallory", fmt.Sprintf("Authorization: Bearer junk-%d", i)}
+		}},
+		{"anonymous, with a junk cookie with each request", func(i int) as {
+			return as{mallory, fmt.Sprintf("Cookie: junk=%d", i)}
+		}},
+		{"anonymous, with a junk Proxy-Authorization with each request", func(i int) as {
+			return as{mallory, fmt.Sprintf("Proxy-Authorization: Basic %d", i)}
+		}},
+		{"anonymous", func(int) as { return as{mallory} }},
+	}
+	victims := []struct {
+		name string
+		as   as
+	}{
+		{"a client with a token", as{"Remote-Addr: 198.51.100.1:1000", "Authorization: Bearer carol"}},
+		{"a client with a session cookie", as{"Remote-Addr: 198.51.100.2:1000", "Cookie: sid=dave"}},
+		{"an anonymous client", as{"Remote-Addr: 198.51.100.3:1000"}},
+		{"an anonymous client over IPv6", as{"Remote-Addr: [2001:db8:1::1]:1000"}},
+	}
+	const entries, share, requests = 10_000, 1_000, 11_000
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newBounded(t, idempotency.MemoryConfig{MaxEntries: entries})
+			victimApp := &account{}
+			victim := guarded(t, victimApp, store)
+			attacker := guarded(t, &account{}, store)
+			alice := as{"Remote-Addr: 198.51.100.9:1000", "Authorization: Bearer alice"}
+			first := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
+			require.Equal(t, http.StatusCreated, first.Code)
+
+			codes := flood(t, requests, func(i int) *httptest.ResponseRecorder {
+				return tt.request(i).send(attacker, fmt.Sprint("flood-", i), "/orders", "{}")
+			})
+			assert.Equal(t, map[int]int{http.StatusCreated: share, http.StatusTooManyRequests: requests - share}, codes,
+				"the attacker got one share, a tenth of the store, and 429 beyond it")
+
+			again := alice.send(victim, "order-1", "/orders", `{"item":"book"}`)
+			assert.Equal(t, "true", again.Header().Get(headerReplay), "the victim's record survived the flood")
+			assert.Equal(t, int32(1), victimApp.runs.Load(), "the victim's handler ran once")
+			for _, v := range victims {
+				r := v.as.send(victim, "order-2", "/orders", "{}")
+				assert.Equal(t, http.StatusCreated, r.Code, "%s is served: %s", v.name, r.Body)
+			}
+		})
+	}
+}
+func TestTheHostIsPartOfTheFingerprint(t *testing.T) {
+	me := as{"Authorization: Bearer alice"}
+	for _, tt := range []struct {
+		name        string
+		opts        []idempotency.Option
+		first, next string
+		replay      bool
+	}{
+		{"the same key on another host is another request: 422", nil, "a.test", "b.test", false},
+		{"a host is one whatever its case and default port", nil, "api.test", "API.Test:80", true},
+		{"an IPv6 literal is one with or without its default port", nil, "[2001:DB8::1]", "[2001:db8::1]:80", true},
+		{"another port is another host", nil, "api.test:8080", "api.test:8081", false},
+		{"WithHostAliases makes several names one service", opts(idempotency.WithHostAliases("a.test", "b.test")), "a.test", "B.test", true},
+		{"WithHostAliases keeps other hosts apart", opts(idempotency.WithHostAliases("a.test", "b.test")), "a.test", "c.test", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &account{}
+			h := guarded(t, a, nil, tt.opts...)
+			require.Equal(t, http.StatusCreated, append(as{"Host: " + tt.first}, me...).send(h, "k1", "/orders", "{}").Code)
+			r := append(as{"Host: " + tt.next}, me...).send(h, "k1", "/orders", "{}")
+			if tt.replay {
+				assert.Equal(t, "true", r.Header().Get(headerReplay), r.Body.String())
+			} else {
+				assert.Equal(t, http.StatusUnprocessableEntity, r.Code, r.Body.String())
+				assert.Equal(t, "idempotency-key-reuse", decodeProblem(t, r)["kind"])
+			}
+			assert.Equal(t, int32(1), a.runs.Load())
+		})
+	}
 }

@@ -68,6 +68,18 @@ type AdaptiveConfig struct {
 	// capacity comes back, where a rate limit seldom moves. false (the
 	// default): a timeout says nothing of the rate.
 	Timeouts bool
+	// Start, if set, is the rate, in attempts per second, at which the
+	// limiter begins: it limits from the first attempt, and doubles its
+	// rate every Window/10 while its callers use at least half of it and
+	// nothing is throttled, as TCP's slow start does, until the first
+	// throttled answer cuts it as usual. Without it, a burst of new
+	// callers goes out at once: in bench/ratelimit, 1,000 callers sharing
+	// a limit of 100 a second see 16% of their calls throttled, against
+	// 1.3% with a Start of 10 (and 1.5% at 100 callers, 0.5% at 10, the
+	// goodput at 99–101% of the limit). Pick a rate well below the limit
+	// you expect: each doubling takes Window/10. 0 (the default): no limit
+	// until the first throttled answer.
+	Start float64
 	// Now, if set, is the limiter's clock: a monotonic reading that never
 	// goes back. It lets a simulation run the limiter in virtual time. The
 	// default reads the monotonic clock.
@@ -141,6 +153,10 @@ type Adaptive struct {
 	// patience is how long past wmax the last cut waits to grow as the
 	// cube: Patience after a throttled answer, none after a timeout.
 	patience float64
+	// slow is set from a Start until the first cut: the rate doubles
+	// every step since doubled while the callers use it.
+	slow    bool
+	doubled time.Duration
 }
 
 // NewAdaptive returns a limiter that lets every attempt through until the
@@ -163,11 +179,22 @@ func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
 		return nil, argerr.Field("limit.AdaptiveConfig.Hold", c.Hold, "must not be negative")
 	case c.Window < 10*time.Millisecond:
 		return nil, argerr.Field("limit.AdaptiveConfig.Window", c.Window, "must be at least 10ms")
+	case !(c.Start >= 0 && c.Start <= 1e9):
+		return nil, argerr.Field("limit.AdaptiveConfig.Start", c.Start, "must be in [0, 1e9] attempts per second")
 	}
 	a := &Adaptive{c: c}
+	now := c.Now()
 	a.m.init(c.Window)
-	a.m.add(c.Now(), 0, 0, true)
+	a.m.add(now, 0, 0, true)
 	a.setRate(math.Inf(1))
+	if c.Start > 0 {
+		// Slow start: a full bucket at the starting rate, and a "cut" now,
+		// so that throttled answers within Hold of it only hold the rate.
+		a.slow, a.cut, a.doubled, a.refilled = true, now, now, now
+		a.setRate(c.Start)
+		a.produced.Store(a.burst())
+		a.enabled.Store(true)
+	}
 	return a, nil
 }
 
@@ -291,13 +318,24 @@ func (a *Adaptive) Due(t Ticket) time.Duration {
 		return 0
 	}
 	a.mu.Lock()
-	a.refill(a.c.Now())
+	now := a.c.Now()
+	a.refill(now)
+	a.grow(now)
 	short := int64(t) - a.produced.Load() - milli*int64(a.ahead(int64(t)))
+	slow := a.slow
 	a.mu.Unlock()
 	if short <= 0 {
 		return 0
 	}
-	return max(duration(float64(short)/milli/a.Rate()), 1)
+	s := float64(short) / milli / a.Rate()
+	if slow {
+		// At a rate doubling every step T, s seconds of tokens at the
+		// current rate come in T·log2(1 + s·ln2/T): a long line of new
+		// callers is not refused for a wait the start will not make.
+		T := seconds(a.m.step)
+		s = T * math.Log2(1+s*math.Ln2/T)
+	}
+	return max(duration(s), 1)
 }
 
 // Return gives back ticket t, which will not be used. A ticket already due
@@ -454,6 +492,10 @@ func (a *Adaptive) tick(now time.Duration) {
 		return
 	}
 	a.refill(now)
+	if a.slow {
+		a.grow(now)
+		return
+	}
 	t := seconds(now - a.cut)
 	rate := a.wmax + a.c.Scale*math.Pow(min(t-a.k, 0), 3) // CUBIC's concave return to wmax
 	if x := t - a.k; x > 0 {
@@ -479,11 +521,20 @@ func (a *Adaptive) throttled(retryAfter time.Duration, timedOut bool) {
 	defer a.mu.Unlock()
 	now := a.c.Now()
 	enabled := a.enabled.Load()
+	if a.slow {
+		a.doubled = now // no doubling while throttled
+	}
 	if enabled && now < a.cut+a.c.Hold {
 		return // an answer to an attempt sent before the last cut
 	}
 	acc, ans := a.accepted.Load(), a.answered.Load()
-	accepted, _, span := a.m.rates(now, a.cut, acc, ans)
+	from := a.cut
+	if a.slow {
+		// A rate that doubled until now is measured over its last Hold:
+		// over the whole start, it would be measured far too low.
+		from = now - a.c.Hold
+	}
+	accepted, _, span := a.m.rates(now, from, acc, ans)
 	if !enabled && span < a.c.Hold {
 		// Too little measured to tell the server's rate (a 429 at once,
 		// say): the next throttled answer will tell.
@@ -517,10 +568,26 @@ func (a *Adaptive) throttled(retryAfter time.Duration, timedOut bool) {
 	if timedOut {
 		a.patience = 0
 	}
-	a.cut = now
+	a.cut, a.slow = now, false
 	a.setRate(rate)
 	a.clamp()
 	a.enabled.Store(true)
+}
+
+// grow doubles the rate in slow start, once a step has passed since the
+// last doubling, if the callers answered in the last step used at least
+// half of it, or wait in line for it. a.mu is held.
+func (a *Adaptive) grow(now time.Duration) {
+	if !a.slow || now-a.doubled < a.m.step {
+		return
+	}
+	rate := a.Rate()
+	_, sent, _ := a.m.rates(now, now-a.m.step, a.accepted.Load(), a.answered.Load())
+	if sent < rate/2 && a.issued.Load() <= a.produced.Load() {
+		return
+	}
+	a.doubled = now
+	a.setRate(min(2*rate, 1e9))
 }
 
 // burst is the most thousandths of a token the bucket holds at the current

@@ -2,6 +2,7 @@ package limit_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -309,6 +310,7 @@ func TestAdaptiveConfigIsValidated(t *testing.T) {
 		{"a negative burst", limit.AdaptiveConfig{Burst: -1}, "limit.AdaptiveConfig.Burst = -1ns: must not be negative"},
 		{"a negative hold", limit.AdaptiveConfig{Hold: -1}, "limit.AdaptiveConfig.Hold = -1ns: must not be negative"},
 		{"a window too short", limit.AdaptiveConfig{Window: time.Millisecond}, "limit.AdaptiveConfig.Window = 1ms: must be at least 10ms"},
+		{"a negative start", limit.AdaptiveConfig{Start: -1}, "limit.AdaptiveConfig.Start = -1: must be in [0, 1e9] attempts per second"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -398,4 +400,90 @@ func TestAdaptiveTimeoutCutGrowsAsTheCubeBeyondTheRateBefore(t *testing.T) {
 	// 8s after the cut, x = 8 − 2.9 past the curve's plateau at 100.
 	x := 8 - 2.92
 	assert.InDelta(t, 100+2*x+0.4*x*x*x, a.Rate(), 6)
+}
+
+func newStarting(t *testing.T, c *clock) *limit.Adaptive {
+	t.Helper()
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Start: 10, Now: c.Now})
+	require.NoError(t, err)
+	return a
+}
+
+// use takes every token due in d, in steps of a millisecond, and answers
+// each at once with o; it returns how many went.
+func use(a *limit.Adaptive, c *clock, d time.Duration, o limit.Outcome) int {
+	n := 0
+	for end := c.now + d; c.now < end; c.now += time.Millisecond {
+		for {
+			tk, w := a.Take()
+			if w > 0 {
+				a.Return(tk)
+				break
+			}
+			n++
+			a.Record(context.Background(), o)
+		}
+	}
+	return n
+}
+
+func TestAdaptiveWithAStartLimitsFromTheFirstAttemptAndDoublesWhileUsed(t *testing.T) {
+	c := &clock{}
+	a := newStarting(t, c)
+	assert.Equal(t, 10.0, a.Rate(), "limits at once")
+	_, w := a.Take()
+	assert.Zero(t, w, "a full bucket: one token at 10 a second")
+	_, w = a.Take()
+	assert.InDelta(t, 0.1*math.Log2(1+math.Ln2), w.Seconds(), 1e-6,
+		"the next is due in 100ms at 10 a second, less the doubling it expects")
+	use(a, c, 450*time.Millisecond, accepted)
+	assert.Equal(t, 160.0, a.Rate(), "doubled every 100ms while its callers used it")
+}
+
+func TestAdaptiveWithAStartDoesNotGrowARateItsCallersDoNotUse(t *testing.T) {
+	c := &clock{}
+	a := newStarting(t, c)
+	for range 10 { // one answer in 500ms: a fifth of the rate
+		c.now += 500 * time.Millisecond
+		a.Record(context.Background(), accepted)
+	}
+	assert.Equal(t, 10.0, a.Rate())
+}
+
+func TestAdaptiveStartEndsWithTheFirstCut(t *testing.T) {
+	c := &clock{}
+	a := newStarting(t, c)
+	use(a, c, 450*time.Millisecond, accepted) // 160 a second
+	c.now += 10 * time.Millisecond
+	a.Record(context.Background(), throttled)
+	// Over the whole start, 27 accepted in 460ms: 0.9·58. Over its last
+	// Hold (and the step before it), at 40, 80 and 160 a second: more.
+	assert.Greater(t, a.Rate(), 0.9*80, "cut to 0.9 of the rate accepted lately, not over the whole start")
+	assert.Less(t, a.Rate(), 0.9*160)
+	cut := a.Rate()
+	c.now += 200 * time.Millisecond
+	use(a, c, time.Second, accepted)
+	assert.Less(t, a.Rate(), 1.5*cut, "no more doubling: back on CUBIC's curve")
+}
+
+func TestAdaptiveWithAStartHoldsItsRateOnAThrottleTooSoonToMeasure(t *testing.T) {
+	c := &clock{}
+	a := newStarting(t, c)
+	c.now += 20 * time.Millisecond
+	a.Record(context.Background(), throttled) // a 429 at once says nothing of the rate
+	assert.Equal(t, 10.0, a.Rate())
+	c.now += 90 * time.Millisecond
+	a.Record(context.Background(), accepted)
+	assert.Equal(t, 10.0, a.Rate(), "but it is no time to double")
+}
+
+func TestAdaptiveWithAStartCountsItsGrowthInTheWaitOfALongLine(t *testing.T) {
+	c := &clock{}
+	a := newStarting(t, c)
+	var w time.Duration
+	for range 1000 {
+		_, w = a.Take()
+	}
+	// 999 tokens at 10 a second doubling every 100ms: 0.1·log2(1 + 99.9·ln2/0.1).
+	assert.InDelta(t, 0.1*math.Log2(1+99.9*math.Ln2/0.1), w.Seconds(), 0.01, "not 100s at 10 a second")
 }

@@ -28,7 +28,7 @@
 //	| Idempotent     | false: a timed-out attempt is not retried without a key              |
 //	| RequireKey     | false: calls need no idempotency key                                 |
 //
-// Presets for the operations the source documents name:
+// Presets for common operations:
 //
 //	| preset        | attempts | backoff (Base → MaxDelay) | MaxDelay | other                |
 //	|---------------|----------|---------------------------|----------|----------------------|

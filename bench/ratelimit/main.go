@@ -7,7 +7,8 @@
 // (base 100 ms, cap 20 s) and gives up after 10 attempts.
 //
 // The strategies are retry with backoff only; the library's limit.Adaptive
-// shared by every client and one per client; a faithful port of the AWS SDK
+// shared by every client and one per client, and shared with a slow start
+// (AdaptiveConfig.Start: 10 a second, doubling while nothing is throttled); a faithful port of the AWS SDK
 // for Go v2's adaptive limiter, shared and per client; and limit.Throttler
 // shared. The library's limiters run their own code on the simulated clock
 // (their Now field). A run is a discrete-event simulation, deterministic for
@@ -71,10 +72,10 @@ func experimentFiles(c config, dir string, w io.Writer) error {
 const header = "strategy,scope,clients,calls,throttled_pct,goodput_pct_of_limit,completion_s,p99_job_latency_s,local_rejections"
 
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintf(w, "%-10s %-10s %7s %7s %10s %8s %11s %8s %9s %9s\n",
+	fmt.Fprintf(w, "%-14s %-10s %7s %7s %10s %8s %11s %8s %9s %9s\n",
 		"strategy", "scope", "clients", "calls", "throttled", "goodput", "completion", "p99 job", "refused", "exhausted")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-10s %-10s %7d %7d %9.1f%% %7.1f%% %10.1fs %7.1fs %9d %9d\n",
+		fmt.Fprintf(w, "%-14s %-10s %7d %7d %9.1f%% %7.1f%% %10.1fs %7.1fs %9d %9d\n",
 			r.strategy, r.scope, r.clients, r.calls, r.throttledPct, r.goodputPct, r.completionS, r.p99S, r.refused, r.exhausted)
 	}
 }

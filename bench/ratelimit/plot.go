@@ -24,7 +24,7 @@ func writePlot(path string, rows []row, c config) error {
 	if err != nil {
 		return err
 	}
-	good.Y.Min, good.Y.Max = 0, 140 // room for the legend above the lines
+	good.Y.Min, good.Y.Max = 0, 170 // room for the legend above the lines
 	thr.Y.Min, thr.Y.Max = 0, 100
 	img := vgimg.NewWith(vgimg.UseWH(26*vg.Centimeter, 11*vg.Centimeter), vgimg.UseDPI(120))
 	dc := draw.New(img)

@@ -54,6 +54,27 @@ func TestTheSharedAdaptiveLimiterMeetsItsTargets(t *testing.T) {
 	}
 }
 
+// TestASlowStartMeetsTheTargetsAtAThousandClients: with a Start, the shared
+// limiter keeps at most 5% of the calls throttled and a goodput of at least
+// 95% of the limit at 10, 100 and 1,000 clients, where it starts at the
+// full limit's burst without one (16% throttled at 1,000).
+func TestASlowStartMeetsTheTargetsAtAThousandClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 1,000 clients")
+	}
+	rows := experiment(config{seed: 1, jobs: 6000, clients: []int{10, 100, 1000}})
+	for _, n := range []int{10, 100, 1000} {
+		r := find(rows, "adaptive+start", "shared", n)
+		if r.throttledPct > 5 || r.goodputPct < 95 || r.refused > 0 {
+			t.Errorf("%d clients: %.1f%% throttled, goodput %.1f%% of the limit, %d refused; want ≤ 5%%, ≥ 95%%, none",
+				n, r.throttledPct, r.goodputPct, r.refused)
+		}
+	}
+	if old := find(rows, "adaptive", "shared", 1000); old.throttledPct <= 5 {
+		t.Errorf("without a Start, 1,000 clients: %.1f%% throttled; the model no longer shows the first burst", old.throttledPct)
+	}
+}
+
 func TestFilesAreWritten(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer

@@ -22,12 +22,24 @@ var strategies = []strategy{
 	{"adaptive", "shared", shared(newAdaptive)},
 	{"adaptive", "per-client", perClient(newAdaptive)},
 	{"throttler", "shared", shared(newThrottler)},
+	{"adaptive+start", "shared", shared(newStarting)}, // last: the rows before keep their seeds
 }
 
 func newAdaptive(now func() time.Duration, _ *rand.Rand) limit.Limiter {
 	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Now: now})
 	if err != nil {
 		panic(err) // the configuration is a constant
+	}
+	return a
+}
+
+// newStarting is the library's limit.Adaptive with a slow start: it begins
+// at 10 attempts a second, a tenth of the limit, and doubles its rate every
+// 100ms while nothing is throttled.
+func newStarting(now func() time.Duration, _ *rand.Rand) limit.Limiter {
+	a, err := limit.NewAdaptive(limit.AdaptiveConfig{Start: 10, Now: now})
+	if err != nil {
+		panic(err)
 	}
 	return a
 }

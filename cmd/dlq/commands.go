@@ -26,11 +26,15 @@ func stats(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeQ()
-	letters, err := q.List(ctx, dlq.Filter{})
+	sum, err := dlq.Summarize(ctx, q, dlq.Filter{})
 	if err != nil {
 		return err
 	}
-	s := summarize(letters, e.now, *window)
+	growth, err := q.Count(ctx, dlq.Filter{Since: e.now.Add(-*window)})
+	if err != nil {
+		return err
+	}
+	s := summarize(sum, growth, *window)
 	if e.json {
 		return writeJSON(e.out, s)
 	}
@@ -236,22 +240,14 @@ type groupJSON struct {
 	ExampleError string    `json:"example_error"`
 }
 
-func summarize(letters []dlq.Letter, now time.Time, window time.Duration) summary {
-	s := summary{Count: len(letters), Window: window.String(), ByStop: map[string]int{}, BySource: map[string]int{}, Groups: []groupJSON{}}
-	for _, l := range letters {
-		s.ByStop[l.StopReason]++
-		s.BySource[l.Job.Source]++
-		if !l.LastFailure.Before(now.Add(-window)) {
-			s.Growth++
-		}
-		if s.Oldest == nil || l.LastFailure.Before(*s.Oldest) {
-			s.Oldest = &l.LastFailure
-		}
-		if s.Newest == nil || l.LastFailure.After(*s.Newest) {
-			s.Newest = &l.LastFailure
-		}
+// summarize is what stats prints of the queue's Summary: counts and
+// groups added up by the queue, not by reading every letter.
+func summarize(sum dlq.Summary, growth int, window time.Duration) summary {
+	s := summary{Count: sum.Count, Window: window.String(), Growth: growth, ByStop: sum.ByStopReason, BySource: sum.BySource, Groups: []groupJSON{}}
+	if sum.Count > 0 {
+		s.Oldest, s.Newest = &sum.Oldest, &sum.Newest
 	}
-	for _, g := range dlq.GroupLetters(letters) {
+	for _, g := range sum.Groups {
 		s.Groups = append(s.Groups, groupJSON{ID: g.ID, Count: g.Count, Class: g.Class, Signature: g.Signature,
 			FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, ExampleID: g.Example.ID, ExampleError: g.Example.Last.Error})
 	}

@@ -22,6 +22,14 @@
 //	purge (--id ID… | --group G | --all | filters) [--dry-run] [--yes]
 //	                        remove letters for good; --all asks first on a terminal,
 //	                        and is refused without one unless --yes is given
+//	serve [--addr A] [--token-file FILE] [--exec CMD]
+//	                        the dashboard in the browser (package dlq/dashboard): the
+//	                        root causes, the letters, replay and purge behind a
+//	                        confirmation. It listens on 127.0.0.1:8080 by default; any
+//	                        address but a loopback one needs a token (--token-file, or
+//	                        DLQ_TOKEN), which the browser gives as the password of basic
+//	                        authentication. Replays go where replay's would; a SQLite
+//	                        queue without --exec is shown with replay off.
 //	help                    the commands (also dlq --help); dlq COMMAND --help: its flags
 //
 // Filters: --source S, --stop-reason R (why the retry loop gave up:
@@ -105,6 +113,7 @@ func init() {
 		{"show", "ID", "one letter in full", show},
 		{"replay", "(--id ID… | --group G | --all) [--dry-run] [--exec CMD]", "send letters back, attempts reset, each once", replay},
 		{"purge", "(--id ID… | --group G | --all | filters) [--dry-run] [--yes]", "remove letters for good (--all asks first)", purge},
+		{"serve", "[--addr 127.0.0.1:8080] [--token-file FILE] [--exec CMD]", "the dashboard in the browser", serve},
 	}
 }
 
@@ -145,7 +154,7 @@ func usage() string {
 	b.WriteString(`  help    this text; dlq COMMAND --help: the command's flags
 
 filters: --source S --stop-reason R --class C --group G --since D|T --until D|T
-environment: DLQ_DB, DLQ_REDIS (defaults of --db and --redis)
+environment: DLQ_DB, DLQ_REDIS (defaults of --db and --redis), DLQ_TOKEN (serve's token)
 
 global flags, before or after the command:
 `)

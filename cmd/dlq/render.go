@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/retrykit/retry/dlq"
@@ -47,9 +48,35 @@ func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 
 
 func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }
 
+// clean makes text a producer controls (an error, a job id, a source,
+// metadata) safe to print on a terminal: each control character — C0, DEL
+// and C1, escape sequences' first bytes — is shown as \xNN instead of being
+// sent, so that no error text can retitle, clear or recolour the operator's
+// terminal. Newlines stay where keep says so.
+func clean(s string, keepNewlines bool) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' && keepNewlines, !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteByte(' ')
+		default:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		}
+	}
+	return b.String()
+}
+
+// c is clean for a table cell, on one line.
+func c(s string) string { return clean(s, false) }
+
 // cut shortens s to n characters for a table cell, on one line.
 func cut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = c(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -65,8 +92,8 @@ func (s summary) print(w io.Writer) error {
 		fmt.Fprintf(tw, "oldest\t%s\n", stamp(*s.Oldest))
 		fmt.Fprintf(tw, "newest\t%s\n", stamp(*s.Newest))
 	}
-	fmt.Fprintf(tw, "by stop reason\t%s\n", counts(s.ByStop))
-	fmt.Fprintf(tw, "by source\t%s\n", counts(s.BySource))
+	fmt.Fprintf(tw, "by stop reason\t%s\n", c(counts(s.ByStop)))
+	fmt.Fprintf(tw, "by source\t%s\n", c(counts(s.BySource)))
 	fmt.Fprintf(tw, "causes\t%d\n", len(s.Groups))
 	tw.Flush()
 	if len(s.Groups) == 0 {
@@ -76,7 +103,7 @@ func (s summary) print(w io.Writer) error {
 	tw = table(w)
 	fmt.Fprintln(tw, "GROUP\tCOUNT\tCLASS\tFIRST SEEN\tLAST SEEN\tEXAMPLE\tSIGNATURE")
 	for _, g := range s.Groups {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Count, g.Class, stamp(g.FirstSeen), stamp(g.LastSeen), g.ExampleID, cut(g.Signature, 90))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Count, c(g.Class), stamp(g.FirstSeen), stamp(g.LastSeen), g.ExampleID, cut(g.Signature, 90))
 	}
 	return tw.Flush()
 }
@@ -103,7 +130,7 @@ func printLetters(w io.Writer, letters []dlq.Letter) error {
 	tw := table(w)
 	fmt.Fprintln(tw, "ID\tSOURCE\tJOB\tSTOP REASON\tATTEMPTS\tLAST FAILURE\tGROUP\tLAST ERROR")
 	for _, l := range letters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, cut(l.Job.Source, 30), cut(l.Job.ID, 30), l.StopReason,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, cut(l.Job.Source, 30), cut(l.Job.ID, 30), c(l.StopReason),
 			l.Attempts, stamp(l.LastFailure), l.Group(), cut(l.Last.Error, 60))
 	}
 	return tw.Flush()
@@ -112,34 +139,39 @@ func printLetters(w io.Writer, letters []dlq.Letter) error {
 func printLetter(w io.Writer, l dlq.Letter) error {
 	tw := table(w)
 	fmt.Fprintf(tw, "letter\t%s\n", l.ID)
-	fmt.Fprintf(tw, "job\t%s from %s\n", l.Job.ID, l.Job.Source)
-	fmt.Fprintf(tw, "stop reason\t%s\n", l.StopReason)
+	fmt.Fprintf(tw, "job\t%s from %s\n", c(l.Job.ID), c(l.Job.Source))
+	fmt.Fprintf(tw, "stop reason\t%s\n", c(l.StopReason))
 	fmt.Fprintf(tw, "attempts\t%d (waited %v, elapsed %v)\n", l.Attempts, l.Waited, l.Elapsed)
 	if l.RetryAfter > 0 {
 		fmt.Fprintf(tw, "retry after\t%v\n", l.RetryAfter)
 	}
 	fmt.Fprintf(tw, "failures\t%s to %s\n", stamp(l.FirstFailure), stamp(l.LastFailure))
-	fmt.Fprintf(tw, "group\t%s %s\n", l.Group(), l.Signature())
+	fmt.Fprintf(tw, "group\t%s %s\n", l.Group(), c(l.Signature()))
 	for _, k := range slices.Sorted(maps.Keys(l.Job.Metadata)) {
-		fmt.Fprintf(tw, "metadata\t%s=%s\n", k, l.Job.Metadata[k])
+		fmt.Fprintf(tw, "metadata\t%s=%s\n", c(k), c(l.Job.Metadata[k]))
 	}
-	fmt.Fprintf(tw, "last error\t%s: %s\n", l.Last.Type, l.Last.Error)
-	fmt.Fprintf(tw, "classified\t%v\n", l.Last.Decision)
+	fmt.Fprintf(tw, "last error\t%s: %s\n", c(l.Last.Type), c(l.Last.Error))
+	fmt.Fprintf(tw, "classified\t%s\n", c(l.Last.Decision.String()))
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = table(w)
-	fmt.Fprintln(tw, "ATTEMPT\tCLASS\tVERDICT\tWAIT AFTER\tTYPE\tERROR")
+	fmt.Fprintln(tw, "ATTEMPT\tAT\tCLASS\tVERDICT\tWAIT AFTER\tTYPE\tERROR")
 	for _, f := range l.Failures {
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%v\t%s\t%s\n", f.Attempt, f.Decision.Reason, f.Decision.Verdict, f.Delay, f.Type, cut(f.Error, 80))
+		at := "-"
+		if !f.At.IsZero() {
+			at = stamp(f.At)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%v\t%s\t%s\n", f.Attempt, at, c(f.Decision.Reason), f.Decision.Verdict, f.Delay, c(f.Type), cut(f.Error, 80))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\npayload (%d bytes):\n%s\n", len(l.Job.Payload), payload(l.Job.Payload))
 	return nil
 }
 
-// payload shows text as text and anything else as a hex dump.
+// payload shows text as text and anything else (control characters
+// included, C1 as well as C0) as a hex dump.
 func payload(b []byte) string {
-	if utf8.Valid(b) && !bytes.ContainsFunc(b, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' && r != '\r' }) {
+	if utf8.Valid(b) && !bytes.ContainsFunc(b, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
 		return string(b)
 	}
 	return strings.TrimRight(hex.Dump(b), "\n")
@@ -156,7 +188,7 @@ func printReplay(w io.Writer, rep dlq.ReplayReport) {
 		fmt.Fprintf(w, "lapsed   %s (enqueued, but its claim lapsed and another replay took it: it may be enqueued twice)\n", id)
 	}
 	for _, id := range slices.Sorted(maps.Keys(rep.Failed)) {
-		fmt.Fprintf(w, "failed   %s (kept): %v\n", id, rep.Failed[id])
+		fmt.Fprintf(w, "failed   %s (kept): %s\n", id, c(rep.Failed[id].Error()))
 	}
 	fmt.Fprintf(w, "replayed %d, skipped %d, lapsed %d, failed %d\n", len(rep.Replayed), len(rep.Skipped), len(rep.Lapsed), len(rep.Failed))
 }

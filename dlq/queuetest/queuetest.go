@@ -16,7 +16,7 @@
 // reason of policy.Stops, that a job put twice is one letter, that a replay hands each letter to the Enqueuer
 // exactly once and keeps it when the Enqueuer fails, that a death during a
 // replay is kept, that filters, Count, Discard and Purge agree, that letters
-// group by root cause, that a Monitor of the queue alerts once per crossing
+// group by root cause, that Summarize adds up what List returns, that a Monitor of the queue alerts once per crossing
 // and reports to its observer, and that invalid arguments are refused before
 // any work. RunLapses checks what a queue whose
 // replay claims lapse does when an enqueue outlasts its claim. It uses only
@@ -74,6 +74,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) dlq.Queue) error {
 		{"Purge removes what the filter selects and not what is being replayed", testPurge},
 		{"Replay selects by id, by group or all, and keeps what failed", testReplaySelections},
 		{"letters group by root cause", testGroups},
+		{"Summarize adds up what List returns, for every filter", testSummarize},
 		{"alerts fire once per crossing, up and down", testAlerts},
 		{"a Monitor alerts through its hook and reports to its observer", testMonitor},
 		{"a done context is reported", testCanceled},
@@ -117,7 +118,8 @@ var (
 func full(source, id string) dlq.Letter {
 	d := classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnavailable, RetryAfter: 2 * time.Second, Limit: 1, Timeout: true}
 	f := func(n int, delay time.Duration) dlq.Failure {
-		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay}
+		return dlq.Failure{Attempt: n, Type: "*classify.StatusError", Error: "http 503 Service Unavailable", Decision: d, Delay: delay,
+			At: t0.Add(time.Duration(n) * 700 * time.Millisecond)}
 	}
 	return dlq.Letter{
 		ID:         dlq.LetterID(source, id),
@@ -324,6 +326,9 @@ func testFilters(t *testing.T, q dlq.Queue) {
 		{"until is exclusive", dlq.Filter{Until: t0.Add(time.Minute)}, []dlq.Letter{a, d}},
 		{"fields combine", dlq.Filter{Source: "llm", Since: t0.Add(time.Second)}, []dlq.Letter{c, d}},
 		{"limit keeps the oldest", dlq.Filter{Source: "llm", Limit: 2}, []dlq.Letter{a, c}},
+		{"offset skips the oldest", dlq.Filter{Source: "llm", Offset: 2}, []dlq.Letter{d}},
+		{"offset and limit make a page", dlq.Filter{Source: "llm", Offset: 1, Limit: 1}, []dlq.Letter{c}},
+		{"an offset past the end is an empty page", dlq.Filter{Source: "llm", Offset: 3, Limit: 1}, nil},
 		{"nothing matches", dlq.Filter{Source: "nope"}, nil},
 	}
 	for _, tt := range tests {
@@ -336,8 +341,8 @@ func testFilters(t *testing.T, q dlq.Queue) {
 				t.Fatalf("List = %v, want %v", ids(got), ids(tt.want))
 			}
 			wantCount := len(tt.want)
-			if tt.f.Limit > 0 {
-				wantCount = 3 // Count ignores the limit
+			if tt.f.Limit > 0 || tt.f.Offset > 0 {
+				wantCount = 3 // Count ignores the limit and the offset
 			}
 			if n := count(t, q, tt.f); n != wantCount {
 				t.Fatalf("Count = %d, want %d", n, wantCount)
@@ -764,6 +769,15 @@ func testInvalidArguments(t *testing.T, q dlq.Queue) {
 		{"Discard with a nil context", func() error { return q.Discard(nilCtx, l.ID) }},
 		{"Discard of an empty id", func() error { return q.Discard(ctx, "") }},
 		{"Purge with a nil context", func() error { _, err := q.Purge(nilCtx, dlq.Filter{}); return err }},
+		{"List with a negative offset", func() error { _, err := q.List(ctx, dlq.Filter{Offset: -1}); return err }},
+		{"Summarize with a nil context", func() error { _, err := dlq.Summarize(nilCtx, q, dlq.Filter{}); return err }},
+		{"Summarize with a negative limit", func() error { _, err := dlq.Summarize(ctx, q, dlq.Filter{Limit: -1}); return err }},
+	}
+	if s, ok := q.(dlq.Summarizer); ok {
+		tests = append(tests, struct {
+			name string
+			call func() error
+		}{"the queue's own Summarize with a nil context", func() error { _, err := s.Summarize(nilCtx, dlq.Filter{}); return err }})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
@@ -787,4 +801,60 @@ func classifyDefault(err error) classify.Decision {
 		return d
 	}
 	return classify.Decision{Verdict: classify.Retry, Reason: classify.ReasonUnclassified}
+}
+
+// listOnly hides a queue's own Summarize: dlq.Summarize adds up what its
+// List returns, the reference every Summarizer must equal.
+type listOnly struct{ dlq.Queue }
+
+func testSummarize(t *testing.T, q dlq.Queue) {
+	ctx := context.Background()
+	empty, err := dlq.Summarize(ctx, q, dlq.Filter{})
+	if err != nil || empty.Count != 0 || len(empty.Groups) != 0 || !empty.Oldest.IsZero() {
+		t.Fatalf("Summarize(an empty queue) = %+v, %v; want nothing", empty, err)
+	}
+	a := letter(t, "llm", "a", t0, errTimeout1)
+	b := letter(t, "email", "b", t0.Add(time.Minute), err401)
+	c := letter(t, "llm", "c", t0.Add(24*time.Minute), errTimeout2)
+	d := full("llm", "d") // wait-too-long, http 503, at t0+2.1s
+	e := letter(t, "llm", "e", t0.Add(12*time.Minute), errTimeout1)
+	put(t, q, a, b, c, d, e)
+	all, err := dlq.Summarize(ctx, q, dlq.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Count != 5 || all.BySource["llm"] != 4 || all.ByClass[classify.ReasonClientError] != 1 || len(all.Groups) != 3 {
+		t.Fatalf("Summarize = %+v; want 5 letters, 4 of llm, one 401, 3 groups", all)
+	}
+	g := all.Groups[0]
+	if g.ID != a.Group() || g.Count != 3 || g.Example.ID != c.ID || !g.FirstSeen.Equal(t0) || !g.LastSeen.Equal(c.LastFailure) {
+		t.Fatalf("largest group = %+v; want the 3 timeouts, c the latest", g)
+	}
+	if len(g.Histogram) != 24 || g.Histogram[0] != 1 || g.Histogram[12] != 1 || g.Histogram[23] != 1 {
+		t.Fatalf("timeouts' histogram = %v; want one at t0 (slice 0), one at +12m (12), one at +24m (23)", g.Histogram)
+	}
+	for _, f := range []dlq.Filter{{}, {Source: "llm"}, {Group: a.Group()}, {Since: t0.Add(time.Minute)},
+		{StopReason: policy.StopAttempts.String(), Until: t0.Add(20 * time.Minute)}, {IDs: []string{b.ID, d.ID}},
+		{Class: classify.ReasonClientError}, {Source: "nope"}, {Limit: 1, Offset: 1}} {
+		got, err := dlq.Summarize(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := dlq.Summarize(ctx, listOnly{q}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := summaryJSON(t, got), summaryJSON(t, want); g != w {
+			t.Errorf("Summarize(%+v):\n got %s\nwant %s", f, g, w)
+		}
+	}
+}
+
+func summaryJSON(t *testing.T, s dlq.Summary) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -18,6 +18,14 @@
 //	{dlq}:order        zset    letter id, scored by the order of first put
 //	{dlq}:seq          string  the counter of that order
 //	{dlq}:claim:<id>   string  "<token> <lapse time>" of the replay holding a letter (see Replays)
+//	{dlq}:index        hash    letter id → "<order> " and its group, last failure, stop reason,
+//	                           class and source, each as "<length>:<text>" (for Summarize)
+//
+// Summarize (what cmd/dlq's stats and the dashboard show) scans the index,
+// a few dozen bytes a letter, and reads only each root cause's latest
+// letter; List reads it to skip the records a filter does not select.
+// Every script that stores or removes a letter keeps its entry; letters
+// stored by a version without the index get theirs at the first Summarize.
 //
 // A job's source queue is the Redis list named by Config.SourceKey (by
 // default the source's name itself, e.g. "llm-jobs"). A replay with
@@ -39,6 +47,8 @@
 //   - move: if no claim holds the letter and it is unchanged, LPUSH its
 //     payload to the source list and remove it.
 //   - discard and purge: remove letters no claim holds.
+//   - every script that stores or removes a letter writes or removes its
+//     index entry in the same step.
 //
 // In Redis Cluster, a source list used with ToSource or From must share
 // the queue's hash tag (e.g. "{dlq}:llm-jobs"). The tests run the queue's

@@ -54,6 +54,7 @@ type Config struct {
 type Queue struct {
 	c                   goredis.UniversalClient
 	letters, order, seq string
+	index               string // id → summary entry (see Summarize)
 	prefix              string
 	source              func(string) string
 	claim               time.Duration
@@ -84,7 +85,7 @@ func New(client goredis.UniversalClient, c Config) (*Queue, error) {
 	if q.claim == 0 {
 		q.claim = defaultClaimTimeout
 	}
-	q.letters, q.order, q.seq = q.prefix+"letters", q.prefix+"order", q.prefix+"seq"
+	q.letters, q.order, q.seq, q.index = q.prefix+"letters", q.prefix+"order", q.prefix+"seq", q.prefix+"index"
 	return q, nil
 }
 
@@ -117,7 +118,7 @@ func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n, err := q.run(ctx, putScript, []string{q.letters, q.order, q.seq, q.claimKey(l.ID)}, l.ID, rec).Int()
+	n, err := q.run(ctx, putScript, []string{q.letters, q.order, q.seq, q.claimKey(l.ID), q.index}, l.ID, rec, entryOf(l)).Int()
 	if err != nil {
 		return false, fmt.Errorf("dlq/redis: put %s: %w", l.ID, err)
 	}
@@ -151,8 +152,8 @@ func (f fromList) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	keys := []string{f.letters, f.order, f.seq, f.claimKey(l.ID), f.list}
-	res, err := f.run(ctx, putFromScript, keys, l.ID, rec, l.Job.Payload).Int64Slice()
+	keys := []string{f.letters, f.order, f.seq, f.claimKey(l.ID), f.list, f.index}
+	res, err := f.run(ctx, putFromScript, keys, l.ID, rec, l.Job.Payload, entryOf(l)).Int64Slice()
 	if err != nil || len(res) != 2 {
 		return false, fmt.Errorf("dlq/redis: put %s from %s: %w (%v)", l.ID, f.list, err, res)
 	}
@@ -199,15 +200,56 @@ func (q *Queue) List(ctx context.Context, f dlq.Filter) ([]dlq.Letter, error) {
 		ids = keep(ids, f.IDs)
 	}
 	var out []dlq.Letter
+	skip := f.Offset
 	for start := 0; start < len(ids) && (f.Limit == 0 || len(out) < f.Limit); start += batch {
-		ls, err := q.read(ctx, ids[start:min(start+batch, len(ids))])
+		chunk, err := q.prefilter(ctx, ids[start:min(start+batch, len(ids))], f)
+		if err != nil {
+			return nil, err
+		}
+		ls, err := q.read(ctx, chunk)
 		if err != nil {
 			return nil, err
 		}
 		for _, l := range ls {
-			if f.Match(l) && (f.Limit == 0 || len(out) < f.Limit) {
+			switch {
+			case !f.Match(l):
+			case skip > 0:
+				skip--
+			case f.Limit == 0 || len(out) < f.Limit:
 				out = append(out, l)
 			}
+		}
+	}
+	return out, nil
+}
+
+// prefilter drops from ids the letters whose index entries f does not
+// select, so that a selective filter reads few records. A letter without
+// an entry (stored by a version without the index) is kept, for Match.
+func (q *Queue) prefilter(ctx context.Context, ids []string, f dlq.Filter) ([]string, error) {
+	if f.Source == "" && f.StopReason == "" && f.Class == "" && f.Group == "" && f.Since.IsZero() && f.Until.IsZero() {
+		return ids, nil
+	}
+	entries, err := q.c.HMGet(ctx, q.index, ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("dlq/redis: list: %w", err)
+	}
+	var since, until string
+	if !f.Since.IsZero() {
+		since = f.Since.UTC().Format(timeLayout)
+	}
+	if !f.Until.IsZero() {
+		until = f.Until.UTC().Format(timeLayout)
+	}
+	out := ids[:0:0]
+	for i, v := range entries {
+		s, ok := v.(string)
+		if !ok {
+			out = append(out, ids[i])
+			continue
+		}
+		if e, err := parseEntry(ids[i], s); err != nil || e.match(f, since, until) {
+			out = append(out, ids[i])
 		}
 	}
 	return out, nil
@@ -229,6 +271,9 @@ func keep(ids, wanted []string) []string {
 
 // read decodes the letters ids, skipping those removed since the listing.
 func (q *Queue) read(ctx context.Context, ids []string) ([]dlq.Letter, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	recs, err := q.c.HMGet(ctx, q.letters, ids...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("dlq/redis: list: %w", err)
@@ -263,13 +308,12 @@ func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
 		}
 		return int(n), nil
 	}
-	f.Limit = 0
+	f.Limit, f.Offset = 0, 0
 	ls, err := q.List(ctx, f)
 	return len(ls), err
 }
 
 func isZero(f dlq.Filter) bool {
-	f.Limit = 0
 	return len(f.IDs) == 0 && f.Source == "" && f.StopReason == "" && f.Class == "" && f.Group == "" &&
 		f.Since.IsZero() && f.Until.IsZero()
 }
@@ -307,7 +351,7 @@ func (c claimer) Claim(ctx context.Context, id string) (dlq.Claim, error) {
 // Ack removes the letter if the claim is still the replay's (see
 // ackScript).
 func (c claimer) Ack(ctx context.Context, cl dlq.Claim) error {
-	keys := []string{c.q.letters, c.q.order, c.q.claimKey(cl.ID)}
+	keys := []string{c.q.letters, c.q.order, c.q.claimKey(cl.ID), c.q.index}
 	code, err := c.q.run(ctx, ackScript, keys, cl.ID, cl.Token, cl.Record).Int()
 	switch {
 	case err != nil:
@@ -349,7 +393,7 @@ func (q *Queue) move(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		keys := []string{q.letters, q.order, q.claimKey(id), q.source(l.Job.Source)}
+		keys := []string{q.letters, q.order, q.claimKey(id), q.source(l.Job.Source), q.index}
 		code, err := q.run(ctx, moveScript, keys, id, rec, l.Job.Payload).Int64()
 		if err != nil {
 			return fmt.Errorf("dlq/redis: replay %s to %s: %w", id, keys[3], err)
@@ -382,7 +426,7 @@ func (q *Queue) Discard(ctx context.Context, id string) error {
 	if err := q.check("Discard", ctx, id); err != nil {
 		return err
 	}
-	code, err := q.run(ctx, discardScript, []string{q.letters, q.order, q.claimKey(id)}, id).Int64()
+	code, err := q.run(ctx, discardScript, []string{q.letters, q.order, q.claimKey(id), q.index}, id).Int64()
 	if err != nil {
 		return fmt.Errorf("dlq/redis: discard %s: %w", id, err)
 	}
@@ -397,14 +441,14 @@ func (q *Queue) Purge(ctx context.Context, f dlq.Filter) (int, error) {
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
-	f.Limit = 0
+	f.Limit, f.Offset = 0, 0
 	ls, err := q.List(ctx, f)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for start := 0; start < len(ls); start += batch {
-		keys, ids := []string{q.letters, q.order}, []any{}
+		keys, ids := []string{q.letters, q.order, q.index}, []any{}
 		for _, l := range ls[start:min(start+batch, len(ls))] {
 			keys, ids = append(keys, q.claimKey(l.ID)), append(ids, l.ID)
 		}

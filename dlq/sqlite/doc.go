@@ -32,7 +32,7 @@
 // removes the letter if nobody took it meanwhile, and otherwise reports
 // dlq.ErrClaimLapsed and leaves it.
 //
-// # Schema (version 2)
+// # Schema (version 3)
 //
 //	CREATE TABLE dlq_letters (
 //		seq           INTEGER PRIMARY KEY AUTOINCREMENT, -- order of first put
@@ -50,17 +50,24 @@
 //		claim         TEXT,                  -- the replay holding the letter, if any
 //		claimed_until INTEGER                -- when that claim lapses (Unix ns)
 //	) STRICT;
-//	CREATE TABLE dlq_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT; -- schema_version = 2
+//	CREATE INDEX dlq_letters_summary ON dlq_letters (grp, source, stop_reason, class, last_failure);
+//	CREATE TABLE dlq_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT; -- schema_version = 3
 //
 // The record is the truth; the other columns copy parts of it for queries
-// such as
+// — filters, pages (LIMIT and OFFSET) and Summarize, whose counts, groups
+// and histograms are SQL aggregates over the summary index, reading a
+// record only for each group's latest letter — and for an operator's, such
+// as
 //
 //	sqlite3 dlq.db "SELECT grp, count(*), max(last_error) FROM dlq_letters GROUP BY grp ORDER BY 2 DESC"
 //	sqlite3 dlq.db "SELECT json_extract(record, '$.failures') FROM dlq_letters WHERE id = '…'"
 //
+// A letter's group is the one computed when it was stored (the grp
+// column): filters and Summarize read it, and do not recompute it.
+//
 // Open creates the tables, migrates a file of schema version 1 (whose
 // stop_reason column was named reason; its records, encoding version 1,
-// are read as they are), and refuses a file whose schema is newer than this
+// are read as they are) or 2 (which lacked the summary index), and refuses a file whose schema is newer than this
 // code.
 //
 // # Defaults

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/classify"
@@ -42,4 +43,30 @@ func ExampleOpen() {
 	// true 9fa6dc9bdf55e27c
 	// enqueue msg-1 to llm-jobs: {"prompt":"hi"}
 	// [9fa6dc9bdf55e27c] <nil>
+}
+
+func ExampleQueue_Summarize() {
+	dir, _ := os.MkdirTemp("", "dlq")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	q, err := sqlite.Open(ctx, filepath.Join(dir, "dlq.db"), sqlite.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+	for i, msg := range []string{"timeout after 3012ms on 10.0.0.7", "timeout after 998ms on 10.0.0.9", "no such model"} {
+		l, _ := dlq.NewLetter(dlq.Job{ID: fmt.Sprint(i), Source: "llm-jobs"}, errors.New(msg), time.Unix(int64(i), 0))
+		q.Put(ctx, l)
+	}
+	// SQL adds the letters up: only each group's latest letter is read.
+	s, _ := q.Summarize(ctx, dlq.Filter{Source: "llm-jobs"})
+	fmt.Println(s.Count, s.ByStopReason)
+	for _, g := range s.Groups {
+		fmt.Println(g.Count, g.Signature)
+	}
+	// Output:
+	// 3 map[failed:3]
+	// 2 *errors.errorString [unclassified] timeout after <n>ms on <addr>
+	// 1 *errors.errorString [unclassified] no such model
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // toVersion1 turns a new file back into what version 1 created: the
-// stop_reason column named reason, schema_version 1.
+// stop_reason column named reason, no summary index, schema_version 1.
 const toVersion1 = `ALTER TABLE dlq_letters RENAME COLUMN stop_reason TO reason;
+DROP INDEX dlq_letters_summary;
 UPDATE dlq_meta SET value = '1' WHERE key = 'schema_version';`
 
 // recordV1 is a letter as version 1 stored it: encoding version 1.
@@ -33,7 +34,7 @@ VALUES ('baabc1e43114f0a6', 'llm-jobs', '7', 'failed', 'unclassified', 1, '2026-
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // a second Open finds version 2 and changes nothing
+	for range 2 { // a second Open finds version 3 and changes nothing
 		q := open(t, path)
 		ls, err := q.List(context.Background(), dlq.Filter{StopReason: "failed"})
 		if err != nil || len(ls) != 1 || ls[0].Job.ID != "7" || ls[0].StopReason != "failed" {
@@ -44,8 +45,12 @@ VALUES ('baabc1e43114f0a6', 'llm-jobs', '7', 'failed', 'unclassified', 1, '2026-
 	db, _ = sql.Open("sqlite", path)
 	defer db.Close()
 	var v, reason string
-	if err := db.QueryRow(`SELECT value FROM dlq_meta WHERE key = 'schema_version'`).Scan(&v); err != nil || v != "2" {
-		t.Fatalf("schema_version = %q, %v; want 2", v, err)
+	if err := db.QueryRow(`SELECT value FROM dlq_meta WHERE key = 'schema_version'`).Scan(&v); err != nil || v != "3" {
+		t.Fatalf("schema_version = %q, %v; want 3", v, err)
+	}
+	var idx int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'dlq_letters_summary'`).Scan(&idx); err != nil || idx != 1 {
+		t.Fatalf("the summary index: %d, %v; want it made by the migration", idx, err)
 	}
 	if err := db.QueryRow(`SELECT stop_reason FROM dlq_letters`).Scan(&reason); err != nil || reason != "failed" {
 		t.Fatalf("stop_reason = %q, %v; want the column renamed, its values kept", reason, err)

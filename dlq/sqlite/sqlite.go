@@ -18,8 +18,8 @@ import (
 
 // schemaVersion is the version of the tables this package creates and reads.
 // Open migrates a file of an earlier version: version 1 named the stop_reason
-// column reason.
-const schemaVersion = 2
+// column reason; version 2 had no index for Summarize.
+const schemaVersion = 3
 
 // Defaults for zero fields of Config.
 const (
@@ -75,13 +75,22 @@ CREATE TABLE dlq_letters (
 CREATE INDEX dlq_letters_source ON dlq_letters (source, seq);
 CREATE INDEX dlq_letters_last_failure ON dlq_letters (last_failure);
 CREATE INDEX dlq_letters_grp ON dlq_letters (grp);
-INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '2');
+` + summaryIndex + `
+INSERT INTO dlq_meta (key, value) VALUES ('schema_version', '3');
 `
+
+// summaryIndex holds every column Summarize reads, so that it reads this
+// index and not the rows, whose records are most of the file: 1.3 s for
+// the overview of 100,000 letters without it, 0.3 s with it (bench:
+// dlqdashboard).
+const summaryIndex = `CREATE INDEX IF NOT EXISTS dlq_letters_summary ON dlq_letters (grp, source, stop_reason, class, last_failure);`
 
 // migrations[v] takes a file from version v to v+1.
 var migrations = map[int]string{
 	1: `ALTER TABLE dlq_letters RENAME COLUMN reason TO stop_reason;
 UPDATE dlq_meta SET value = '2' WHERE key = 'schema_version';`,
+	2: summaryIndex + `
+UPDATE dlq_meta SET value = '3' WHERE key = 'schema_version';`,
 }
 
 // Open opens the queue in the SQLite file at path, creating the file and
@@ -250,20 +259,16 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// list selects with SQL what it can (everything but the group) and checks
-// the rest on the decoded letters.
+// list selects with SQL, by the columns Put stored beside each record: a
+// letter's group is the one computed when it was stored.
 func (q *Queue) list(ctx context.Context, db querier, f dlq.Filter, extra string) ([]dlq.Letter, error) {
 	where, args := conditions(f)
 	if extra != "" {
 		where = append(where, extra)
 	}
-	query := `SELECT id, record FROM dlq_letters`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY seq"
-	if f.Limit > 0 && f.Group == "" {
-		query += " LIMIT " + strconv.Itoa(f.Limit)
+	query := `SELECT id, record FROM dlq_letters` + whereClause(where) + " ORDER BY seq"
+	if f.Limit > 0 || f.Offset > 0 {
+		query += " LIMIT " + strconv.Itoa(cmpOr(f.Limit, -1)) + " OFFSET " + strconv.Itoa(f.Offset)
 	}
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -271,7 +276,7 @@ func (q *Queue) list(ctx context.Context, db querier, f dlq.Filter, extra string
 	}
 	defer rows.Close()
 	var out []dlq.Letter
-	for rows.Next() && (f.Limit == 0 || len(out) < f.Limit) {
+	for rows.Next() {
 		var id, rec string
 		if err := rows.Scan(&id, &rec); err != nil {
 			return nil, fmt.Errorf("dlq/sqlite: list: %w", err)
@@ -280,14 +285,19 @@ func (q *Queue) list(ctx context.Context, db querier, f dlq.Filter, extra string
 		if err != nil {
 			return nil, err
 		}
-		if f.Match(l) {
-			out = append(out, l)
-		}
+		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("dlq/sqlite: list: %w", err)
 	}
 	return out, nil
+}
+
+func whereClause(where []string) string {
+	if len(where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(where, " AND ")
 }
 
 func conditions(f dlq.Filter) (where []string, args []any) {
@@ -302,6 +312,9 @@ func conditions(f dlq.Filter) (where []string, args []any) {
 	}
 	if f.Class != "" {
 		add("class = ?", f.Class)
+	}
+	if f.Group != "" {
+		add("grp = ?", f.Group)
 	}
 	if !f.Since.IsZero() {
 		add("last_failure >= ?", stamp(f.Since))
@@ -318,7 +331,7 @@ func conditions(f dlq.Filter) (where []string, args []any) {
 	return where, args
 }
 
-// Count counts the letters f selects, in SQL unless f selects a group.
+// Count counts the letters f selects, in SQL.
 func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
 	if err := q.check("Count", ctx); err != nil {
 		return 0, err
@@ -326,18 +339,9 @@ func (q *Queue) Count(ctx context.Context, f dlq.Filter) (int, error) {
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
-	if f.Group != "" {
-		f.Limit = 0
-		ls, err := q.list(ctx, q.db, f, "")
-		return len(ls), err
-	}
 	where, args := conditions(f)
-	query := `SELECT count(*) FROM dlq_letters`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
 	var n int
-	if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+	if err := q.db.QueryRowContext(ctx, `SELECT count(*) FROM dlq_letters`+whereClause(where), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("dlq/sqlite: count: %w", err)
 	}
 	return n, nil
@@ -441,7 +445,7 @@ func (q *Queue) Purge(ctx context.Context, f dlq.Filter) (int, error) {
 	if err := f.Validate(); err != nil {
 		return 0, err
 	}
-	f.Limit = 0
+	f.Limit, f.Offset = 0, 0
 	tx, err := q.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("dlq/sqlite: purge: %w", err)
@@ -473,8 +477,9 @@ func decode(id, rec string) (dlq.Letter, error) {
 
 func stamp(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-func cmpOr(v, def time.Duration) time.Duration {
-	if v == 0 {
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
 		return def
 	}
 	return v

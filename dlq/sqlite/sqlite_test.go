@@ -191,10 +191,10 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dlq.db")
 	open(t, path)
 	db, _ := sql.Open("sqlite", path)
-	db.Exec(`UPDATE dlq_meta SET value = '3' WHERE key = 'schema_version'`)
+	db.Exec(`UPDATE dlq_meta SET value = '4' WHERE key = 'schema_version'`)
 	db.Close()
-	if _, err := sqlite.Open(context.Background(), path, sqlite.Config{}); err == nil || !strings.Contains(err.Error(), "schema version 3") {
-		t.Fatalf("Open = %v; want a refusal of schema version 3", err)
+	if _, err := sqlite.Open(context.Background(), path, sqlite.Config{}); err == nil || !strings.Contains(err.Error(), "schema version 4") {
+		t.Fatalf("Open = %v; want a refusal of schema version 4", err)
 	}
 }
 

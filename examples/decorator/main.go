@@ -121,7 +121,9 @@ func report(w io.Writer, what string, calls int, start time.Time, ok string, err
 	switch {
 	case err == nil:
 		fmt.Fprintf(w, "%-20s ok (%s): %d call(s) so far, %v\n", what, ok, calls, took)
-	case errors.As(err, &rerr):
+	case errors.As(err, &rerr) && rerr.Last != nil: // why it stopped, and what the last attempt said
+		fmt.Fprintf(w, "%-20s failed: %v: %v (%d call(s) so far)\n", what, rerr.Reason, rerr.Last, calls)
+	case errors.As(err, &rerr): // stopped before any attempt
 		fmt.Fprintf(w, "%-20s failed: %v (%d call(s) so far)\n", what, rerr.Reason, calls)
 	default:
 		fmt.Fprintf(w, "%-20s failed: %v\n", what, err)

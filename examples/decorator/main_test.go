@@ -14,10 +14,10 @@ func TestDecorator(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^LLM call +ok \(a short summary\): 2 call\(s\) so far`,
 		`(?m)^DB write +ok \(saved\): 3 call\(s\) so far`,
-		`(?m)^email send +failed: not retryable \(1 call\(s\) so far\)$`,
+		`(?m)^email send +failed: not retryable: http 422 Unprocessable Entity \(1 call\(s\) so far\)$`,
 		`(?m)^payment without key +failed: idempotency key required .* \(0 call\(s\) so far\)$`,
 		`(?m)^payment with key +ok \(receipt for charge:order-4417\): 2 call\(s\) so far`,
-		`(?m)^health check +failed: attempts exhausted \(1 call\(s\) so far\)$`,
+		`(?m)^health check +failed: attempts exhausted: connection refused \(1 call\(s\) so far\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("output does not match %s:\n%s", re, out.String())

@@ -31,13 +31,18 @@ import (
 )
 
 func main() {
-	verbose := flag.Bool("v", false, "log short waits too (DEBUG)")
+	logs := flag.Bool("log", false, "also print the library's log on stderr: long waits, cooldowns, give-ups")
+	verbose := flag.Bool("v", false, "with -log, log short waits too (DEBUG)")
 	flag.Parse()
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
+	logger := slog.New(slog.DiscardHandler) // the story on stdout says what happened; the log only when asked for
+	if *logs {
+		level := slog.LevelInfo
+		if *verbose {
+			level = slog.LevelDebug
+		}
+		logger = newLogger(os.Stderr, level)
 	}
-	if err := runOnLoopback(context.Background(), os.Stdout, newLogger(os.Stderr, level)); err != nil {
+	if err := runOnLoopback(context.Background(), os.Stdout, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway-client:", err)
 		os.Exit(1)
 	}

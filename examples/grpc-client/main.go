@@ -22,6 +22,7 @@ import (
 	"github.com/retrykit/retry/backoff"
 	"github.com/retrykit/retry/grpcretry"
 	"github.com/retrykit/retry/observe"
+	"github.com/retrykit/retry/policy"
 	"github.com/retrykit/retry/stream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -222,5 +223,32 @@ func report(w io.Writer, what, ok string, err error, t *tally) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, "%-18s %v: %v\n", what, status.Code(err), err)
+	var rerr *retry.Error
+	if !errors.As(err, &rerr) {
+		fmt.Fprintf(w, "%-18s %v: %v\n", what, status.Code(err), err)
+		return
+	}
+	// The whole error says all of this in one long line; a person reads it in two.
+	fmt.Fprintf(w, "%-18s %v after %d attempt(s): %q\n", what, status.Code(err), rerr.Attempts, message(rerr.Last))
+	fmt.Fprintf(w, "%-18s stopped (%v): %s\n", "", rerr.Stop, why(rerr))
+}
+
+// message is the server's message in the status that err wraps.
+func message(err error) string {
+	var s interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &s) {
+		return s.GRPCStatus().Message()
+	}
+	return fmt.Sprint(err)
+}
+
+// why says in words why the retry loop stopped.
+func why(e *retry.Error) string {
+	switch e.Stop {
+	case policy.StopWaitTooLong:
+		return fmt.Sprintf("the server asked to wait %v, longer than the maximum delay", e.RetryAfter)
+	case policy.StopNotIdempotent:
+		return "the call may have reached the server, and is neither idempotent nor keyed"
+	}
+	return e.Reason.Error()
 }

@@ -20,8 +20,8 @@ func TestGRPCClient(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^Check warming +SERVING after 3 attempt\(s\)$`,
 		`(?m)^Check throttled +SERVING after 2 attempt\(s\), the server asked to wait 50ms$`,
-		`(?m)^Check quota +ResourceExhausted: retry: server asked to wait longer than the maximum delay \(retry after 2m0s\) after 1 attempt\(s\)`,
-		`(?m)^List, no key +Unavailable: retry: the attempt may have reached the server, so the operation may still be running or have taken effect; not retried because it is neither idempotent nor keyed`,
+		`(?m)^Check quota +ResourceExhausted after 1 attempt\(s\): "daily quota used up"\n +stopped \(wait-too-long\): the server asked to wait 2m0s, longer than the maximum delay$`,
+		`(?m)^List, no key +Unavailable after 1 attempt\(s\): "connection to the database lost"\n +stopped \(not-idempotent\): the call may have reached the server, and is neither idempotent nor keyed$`,
 		`(?m)^List, key list-7 +2 services after 2 attempt\(s\)$`,
 		`(?m)^Watch +opened after 2 attempt\(s\), 2 message\(s\), then:$`,
 		`(?m)^ +stream: broke after 2 chunk\(s\), not retried: rpc error: code = Unavailable desc = server restarting \(2 kept in the error\)$`,

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,11 +65,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func run(ctx context.Context, w io.Writer) error {
 	srv := httptest.NewServer(&flaky{hits: map[string]int{}})
 	defer srv.Close()
-	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond}))
-	if err != nil {
-		return err
-	}
-	client, err := httpretry.NewClient(r)
+	client, r, err := newClient(http.DefaultTransport)
 	if err != nil {
 		return err
 	}
@@ -86,6 +83,17 @@ func run(ctx context.Context, w io.Writer) error {
 	return streamEvents(ctx, w, r, srv.URL+"/stream")
 }
 
+// newClient returns the client of every call, sending through base, and its
+// Retrier.
+func newClient(base http.RoundTripper) (*http.Client, *retry.Retrier, error) {
+	r, err := retry.New(retry.WithMaxAttempts(4), retry.WithBackoff(backoff.Exponential{Base: 50 * time.Millisecond}))
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := httpretry.NewClient(r, httpretry.WithBase(base))
+	return client, r, err
+}
+
 func call(ctx context.Context, w io.Writer, client *http.Client, base, method, path, key string) error {
 	var res httpretry.Result // the call's attempts and waits, filled in by the transport
 	ctx, err := httpretry.WithResult(ctx, &res)
@@ -99,7 +107,7 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	label := method + " " + path
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
-		label += " (Idempotency-Key)"
+		label += " (with a key)"
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -109,7 +117,11 @@ func call(ctx context.Context, w io.Writer, client *http.Client, base, method, p
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Fprintf(w, "%-32s %d %q after %d attempt(s), waited %v\n", label, resp.StatusCode, body, res.Attempts, res.Waited.Round(10*time.Millisecond))
-	if res.Err != nil {
+	var once *httpretry.NotRetriedError
+	switch {
+	case errors.As(res.Err, &once): // the short form: the whole error names the URL and the attempt again
+		fmt.Fprintf(w, "%-32s why: sent once, not retried: %s\n", "", once.Reason)
+	case res.Err != nil:
 		fmt.Fprintf(w, "%-32s why: %v\n", "", res.Err)
 	}
 	return nil

@@ -8,6 +8,11 @@
 //
 // Placing an order increments a counter (the side effect); ?delay=200ms holds
 // the request in flight that long after it. GET /stats reports the counter.
+//
+// The endpoint is public: no credential means anything to it, so its
+// clients are told apart by their address (idempotency.WithScope), and one
+// that floods it — with junk cookies, junk credentials or none — holds one
+// share of the store, a tenth, while every other address is served.
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -94,7 +100,7 @@ func newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	guard, err := idempotency.Middleware(store)
+	guard, err := idempotency.Middleware(store, idempotency.WithScope(clientAddress))
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +109,24 @@ func newHandler() (http.Handler, error) {
 	mux.Handle("POST /orders", guard(http.HandlerFunc(o.place)))
 	mux.HandleFunc("GET /stats", o.stats)
 	return mux, nil
+}
+
+// clientAddress is a request's client on this public endpoint: its address,
+// or for IPv6 its /64, what one subscriber gets. Whatever else a client
+// sends — cookies, credentials — it stays one client, with one share of the
+// store. (Behind a proxy every request comes from the proxy: use the address
+// the proxy forwards instead, if it overwrites any that a client sent.)
+func clientAddress(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // place places an order: it counts one execution, then holds the request

@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -310,4 +312,76 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if err := run(context.Background(), []string{"-addr", "256.0.0.1:0"}, &out); err == nil {
 		t.Error("run with an address it cannot listen on = nil; want an error")
 	}
+}
+
+// TestAFloodingClientHoldsOneShare floods the server's public endpoint from
+// one address, varying what it sends with every request as an attacker
+// would, and checks that it gets one share of the store — 10,000 orders, a
+// tenth — and 429 beyond, while every other client is served: anonymous,
+// with cookies, with a token, over IPv6.
+func TestAFloodingClientHoldsOneShare(t *testing.T) {
+	const share, requests = 10_000, 11_000
+	variants := []struct {
+		name   string
+		fields func(i int) []string
+	}{
+		{"nothing else", func(int) []string { return nil }},
+		{"a junk cookie with each request", func(i int) []string { return []string{fmt.Sprintf("Cookie: junk=%d", i)} }},
+		{"a junk Authorization with each request", func(i int) []string {
+			return []string{fmt.Sprintf("Authorization: Bearer junk-%d", i)}
+		}},
+		{"a second Authorization with each request", func(i int) []string {
+			return []string{"Authorization: Bearer mallory", fmt.Sprintf("Authorization: Bearer junk-%d", i)}
+		}},
+		{"a junk Proxy-Authorization with each request", func(i int) []string {
+			return []string{fmt.Sprintf("Proxy-Authorization: Basic %d", i)}
+		}},
+	}
+	others := map[string][]string{
+		"an anonymous client":           {"Remote-Addr: 198.51.100.1:1000"},
+		"a client with a cookie":        {"Remote-Addr: 198.51.100.2:1000", "Cookie: sid=dave"},
+		"a client with a token":         {"Remote-Addr: 198.51.100.3:1000", "Authorization: Bearer carol"},
+		"an anonymous client over IPv6": {"Remote-Addr: [2001:db8:1::1]:1000"},
+		"a client in another /64":       {"Remote-Addr: [2001:db8:2::1]:1000"},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			handler, err := newHandler()
+			if err != nil {
+				t.Fatal(err)
+			}
+			codes := map[int]int{}
+			for i := range requests {
+				fields := append([]string{"Remote-Addr: 192.0.2.66:4444"}, v.fields(i)...)
+				codes[order(handler, fmt.Sprint("flood-", i), fields)]++
+			}
+			if want := map[int]int{201: share, 429: requests - share}; !maps.Equal(codes, want) {
+				t.Errorf("the flooding client got %v; want %v", codes, want)
+			}
+			for name, fields := range others {
+				if code := order(handler, "order-1", fields); code != 201 {
+					t.Errorf("%s got %d while one client flooded; want 201", name, code)
+				}
+			}
+		})
+	}
+}
+
+// order places an order with key through h, from the client the fields
+// describe ("Remote-Addr: ip:port", or a header field), and returns the
+// status.
+func order(h http.Handler, key string, fields []string) int {
+	req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"item":"book"}`))
+	req.Header.Set(idempotency.HeaderKey, key)
+	for _, f := range fields {
+		name, value, _ := strings.Cut(f, ": ")
+		if name == "Remote-Addr" {
+			req.RemoteAddr = value
+		} else {
+			req.Header.Add(name, value)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
 }

@@ -58,9 +58,16 @@ func run(ctx context.Context, w io.Writer, serve string) error {
 		return err
 	}
 	defer a.close()
-	if err := a.workload(ctx); err != nil {
+	t, err := a.workload(ctx)
+	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "200 calls to %q: one attempt in four fails with a 503 until call 150, then every attempt.\n", key.Target)
+	fmt.Fprintf(w, "%d succeeded; the retry budget stopped %d; the breaker opened and refused %d at once.\n", t.ok, t.budget, t.open)
+	if t.other > 0 {
+		fmt.Fprintf(w, "%d failed otherwise.\n", t.other)
+	}
+	fmt.Fprintln(w, "What a dashboard reads of it, scraped from /metrics (otel_scope labels left out):")
 	if err := a.print(ctx, w); err != nil {
 		return err
 	}
@@ -138,26 +145,39 @@ func (a *app) build() error {
 	return err
 }
 
+// tally counts how the workload's calls ended.
+type tally struct{ ok, budget, open, other int }
+
 // workload makes 200 calls to a dependency that fails one attempt in four
 // with a 503, then, from call 150 on, every attempt: the budget stops the
 // retries, then the breaker opens and rejects the rest. The failures follow
 // a fixed pattern, so every run (and the test) sees the same figures.
-func (a *app) workload(ctx context.Context) error {
+func (a *app) workload(ctx context.Context) (tally, error) {
+	var t tally
 	keyed := breaker.WithKey(ctx, key)
 	for call := range 200 {
 		attempt := 0
-		_ = a.retrier.Do(keyed, func(context.Context) error {
+		err := a.retrier.Do(keyed, func(context.Context) error {
 			attempt++
 			if call >= 150 || (call*3+attempt)%4 == 0 {
 				return &classify.StatusError{Code: http.StatusServiceUnavailable}
 			}
 			return nil
 		})
-		if ctx.Err() != nil {
-			return ctx.Err()
+		switch {
+		case ctx.Err() != nil:
+			return t, ctx.Err()
+		case err == nil:
+			t.ok++
+		case errors.Is(err, retry.ErrBudget):
+			t.budget++
+		case errors.Is(err, retry.ErrBreakerOpen):
+			t.open++
+		default:
+			t.other++
 		}
 	}
-	return nil
+	return t, nil
 }
 
 // shown are the series print shows: what the README's questions read.
@@ -180,7 +200,7 @@ func (a *app) print(ctx context.Context, w io.Writer) error {
 	for _, line := range strings.Split(body, "\n") {
 		for _, name := range shown {
 			if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-				fmt.Fprintln(w, stripScope(line))
+				fmt.Fprintln(w, "  "+stripScope(line))
 			}
 		}
 	}

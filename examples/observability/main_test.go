@@ -35,7 +35,20 @@ func TestObservability(t *testing.T) {
 		`retry_call_retries_sum{retry_name="inventory",retry_outcome="budget"} 1`,
 		`retry_call_retries_sum{retry_name="inventory",retry_outcome="success"} 38`,
 	}
-	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	story := []string{
+		`200 calls to "inventory": one attempt in four fails with a 503 until call 150, then every attempt.`,
+		`150 succeeded; the retry budget stopped 3; the breaker opened and refused 47 at once.`,
+		`What a dashboard reads of it, scraped from /metrics (otel_scope labels left out):`,
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < len(story) || strings.Join(lines[:len(story)], "\n") != strings.Join(story, "\n") {
+		t.Errorf("the story:\n%s\nwant it to open with:\n%s", out.String(), strings.Join(story, "\n"))
+		return
+	}
+	var got []string
+	for _, l := range lines[len(story):] {
+		got = append(got, strings.TrimPrefix(l, "  "))
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("scraped series:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
 	}

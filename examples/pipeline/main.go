@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 )
@@ -51,6 +52,11 @@ type config struct {
 	workers   int
 	dbPath    string // "" means a temporary file, removed at the end
 	noClaim   bool   // send emails without the claim, to show the duplicates it prevents
+	// network wraps the client's transport, for tests that inject faults
+	// (a *chaos.Scenario); nil leaves it as it is.
+	network interface {
+		Transport(base http.RoundTripper) http.RoundTripper
+	}
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {

@@ -132,12 +132,16 @@ func (wd *world) pipeline(cfg config, st [3]step) (*pipeline, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = cfg.workers // one kept-alive connection per worker and server
 	wd.closers = append(wd.closers, closer(t.CloseIdleConnections))
+	var rt http.RoundTripper = t
+	if cfg.network != nil {
+		rt = cfg.network.Transport(t)
+	}
 	return &pipeline{
 		jobs:    wd.jobs,
 		letters: wd.letters,
 		r:       rs,
 		chaos:   wd.chaos,
-		client:  &http.Client{Transport: t},
+		client:  &http.Client{Transport: rt},
 		llmURL:  wd.llmURL,
 		mailURL: wd.mailURL,
 		speed:   cfg.speed,

@@ -35,8 +35,12 @@ const workers = 3
 
 func main() {
 	addr := flag.String("redis", "", "address of the Redis to use (default: start a redis-server on a free loopback port)")
+	logs := flag.Bool("log", false, "also print the library's log (each give-up, the dead letter queue's alerts) on stderr")
 	flag.Parse()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	logger := slog.New(slog.DiscardHandler) // the story on stdout says what happened; the log only when asked for
+	if *logs {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	}
 	if err := run(context.Background(), os.Stdout, logger, *addr); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
@@ -173,7 +177,7 @@ func (d *demo) firstPass(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "pass 1: %d workers took %d messages: %d done (%d after a retry), %d dead-lettered; %d acks lost (worker died before acknowledging)\n",
 		workers, ps.taken.Load(), ps.done.Load(), ps.retried.Load(), ps.dead.Load(), ps.acksLost.Load())
-	d.alerts.print(w)
+	d.alerts.print(w, "")
 	return nil
 }
 
@@ -216,6 +220,7 @@ func (d *demo) fixAndReplay(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	d.alerts.print(w, "as the replay took the letters out") // it resolves at the threshold, on the way to 0
 	var ps pass
 	if err := d.pool.drain(ctx, workers, &ps); err != nil {
 		return err
@@ -223,7 +228,7 @@ func (d *demo) fixAndReplay(ctx context.Context, w io.Writer) error {
 	left, err := d.monitor.Count(ctx, dlq.Filter{})
 	fmt.Fprintf(w, "replay: %d letters back on %s, attempts reset → %d done, %d dead-lettered; the dlq holds %d\n",
 		len(rep.Replayed), queueName, ps.done.Load(), ps.dead.Load(), left)
-	d.alerts.print(w)
+	d.alerts.print(w, "")
 	return err
 }
 
@@ -270,13 +275,17 @@ func (a *alertLog) add(_ context.Context, al dlq.Alert) {
 	a.alerts = append(a.alerts, al)
 }
 
-func (a *alertLog) print(w io.Writer) {
+// print prints the alerts kept, each with its state and when it came.
+func (a *alertLog) print(w io.Writer, when string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, al := range a.alerts {
 		state := "resolved"
 		if al.Firing {
 			state = "firing"
+		}
+		if when != "" {
+			state += " " + when
 		}
 		fmt.Fprintf(w, "alert (%s): %s\n", state, al)
 	}

@@ -32,8 +32,8 @@ dlq: 4 letters, 2 root causes:
   3 × max-attempts after 3 attempt(s): syscall.Errno [connection refused] dial tcp <addr>: connect: connection refused
   1 × permanent after 1 attempt(s): *classify.StatusError [http 4xx] translate doc-<n>: http <n> Unprocessable Entity (unsupported-language)
 fix: the translator's replica is back, and it speaks Basque now
+alert (resolved as the replay took the letters out): dead letter queue back to 3 letters (at most 3)
 replay: 4 letters back on llm-jobs, attempts reset → 4 done, 0 dead-lettered; the dlq holds 0
-alert (resolved): dead letter queue back to 3 letters (at most 3)
 total: 10 jobs, 10 done exactly once (10 side effects); left: 0 queued, 0 processing, 0 dead letters
 `
 

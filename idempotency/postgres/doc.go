@@ -68,10 +68,29 @@
 // A COMMIT whose reply was lost is retried (the transaction is keyed): every
 // attempt after the first looks the key up first, finds it completed by its
 // own token if the COMMIT did succeed, runs nothing, and returns the stored
-// result as this call's own.
+// result as this call's own. So does the call whose Retrier gave up on the
+// transaction: it looks the key up once more, and its own completion (its
+// execution's token) is its own result, not a replay.
 //
 // Failures are not kept (there is no KeepFailures): a failed transaction
 // records nothing, so the next call runs fn again.
+//
+// # Outages
+//
+// A call waits for the server no longer than its context allows: a hung
+// server, a connection reset in the middle of a reply, a server gone or
+// replies slower than the deadline end the call with its context's error or
+// the store's (retryable), within a few milliseconds of its deadline (the
+// tests put a fault proxy between the store and PostgreSQL, and allow
+// 100ms). Nothing acknowledged is lost: a call that failed may still have
+// committed (its COMMIT's reply lost, or held by a hung server), and its
+// retry with the same key replays it; no effect runs twice. Service comes
+// back by itself: the pool replaces broken connections as calls need them,
+// and calls succeed again within a second of the outage's end (measured
+// with 300ms deadlines). Give the pool's URL a connect_timeout: pgxpool
+// finishes a connection attempt in the background after its caller gave up,
+// so without one, attempts to a server that never answers hold the pool's
+// connections until TCP gives up.
 //
 // # Defaults
 //
@@ -80,6 +99,9 @@
 //	| table           | retry_idempotency  | Table        |
 //	| retention (Tx)  | 24h                | Retention    |
 //	| max kept (Tx)   | 1 MiB              | —            |
+//	| wait (Tx) for a | 30s, then the      | MaxWait      |
+//	| key in progress | retryable          |              |
+//	|                 | ErrInProgress      |              |
 //
 // (idempotency.Do, Once and the middleware pass their own lease and
 // retention to the Store's methods; Tx takes no claim, so it has no lease.)

@@ -52,6 +52,14 @@ func TestInvalidArguments(t *testing.T) {
 			_, err := postgres.New(pool, postgres.Config{Retention: -time.Second})
 			return err
 		}},
+		{"Config.MaxWait under 1ms", func() error {
+			_, err := postgres.New(pool, postgres.Config{MaxWait: time.Microsecond})
+			return err
+		}},
+		{"Config.MaxWait negative", func() error {
+			_, err := postgres.New(pool, postgres.Config{MaxWait: -time.Second})
+			return err
+		}},
 		{"Migrate with a nil context", func() error { return s.Migrate(nilCtx) }},
 		{"Migrate on a zero Store", func() error { return zero.Migrate(ctx) }},
 		{"DeleteExpired with a nil context", func() error { _, err := s.DeleteExpired(nilCtx); return err }},

@@ -1,7 +1,8 @@
 -- The table of github.com/retrykit/retry/idempotency/postgres: one row per
 -- idempotency key (within a scope), holding its record. Migrate applies this
--- file; "retry_idempotency" is replaced by the table name the Store was given
--- (Config.Table). Every statement is idempotent: applying it twice is harmless.
+-- file with the table name the Store was given (Config.Table, quoted) in place
+-- of the default one. Every statement is idempotent: applying it twice is
+-- harmless.
 CREATE TABLE IF NOT EXISTS retry_idempotency (
     -- The key's scope and the key, as bytes: a key is any string, NUL
     -- bytes and invalid UTF-8 included.

@@ -63,12 +63,18 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// schemaFor returns Schema for table. The index is named after the table
-// without its schema: PostgreSQL puts an index in its table's schema, and
-// refuses a qualified index name.
+// schemaFor returns Schema for table, quoted. The index is named after the
+// table without its schema: PostgreSQL puts an index in its table's schema,
+// and refuses a qualified index name.
 func schemaFor(table string) string {
 	name := table[strings.LastIndex(table, ".")+1:]
-	return strings.NewReplacer(defaultTable+"_expires_at", name+"_expires_at", defaultTable, table).Replace(Schema)
+	return strings.NewReplacer(defaultTable+"_expires_at", quote(name+"_expires_at"), defaultTable, quote(table)).Replace(Schema)
+}
+
+// quote returns table as a quoted SQL name ("schema"."name"), so that a name
+// that is also a keyword ("user") is a name. Config.Table holds no quote.
+func quote(table string) string {
+	return `"` + strings.ReplaceAll(table, ".", `"."`) + `"`
 }
 
 // DeleteExpired deletes the records whose lease or retention has ended and
@@ -90,7 +96,7 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 // clock is the server's (clock_timestamp), so that processes whose clocks
 // disagree agree on expiry.
 func build(table string) statements {
-	r := strings.NewReplacer("{table}", table)
+	r := strings.NewReplacer("{table}", quote(table))
 	const live = `expires_at > clock_timestamp()`
 	return statements{
 		// One round trip: take a free or expired key, or read its live record.
@@ -124,7 +130,8 @@ SELECT false, status, token, fingerprint, value FROM {table}
 }
 
 // identifier is what Config.Table accepts: a plain lower-case SQL name,
-// optionally schema-qualified, that needs no quoting.
+// optionally schema-qualified, that holds no quote (quote quotes it). 40
+// characters leave room for the index's "_expires_at" in PostgreSQL's 63.
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,39})?$`)
 
 // Claim implements idempotency.Store, in one round trip (rarely two, when a

@@ -30,12 +30,17 @@ import (
 // INSERT waits for the first transaction and then fails (a serialization
 // failure, or a conflict under READ COMMITTED), so its effect rolls back
 // and it returns the first one's result as a replay. A key claimed through
-// the Store interface (idempotency.Do) is waited for, polling.
+// the Store interface (idempotency.Do) is waited for, polling, at most
+// Config.MaxWait (30s by default): then Tx returns the retryable
+// idempotency.ErrInProgress, and fn has not run.
 //
 // The transaction carries key as its idempotency key (retry.WithIdempotencyKey),
 // so an ambiguous COMMIT is retried: every attempt after the first looks the
 // key up first, and finds it completed if the earlier COMMIT did succeed —
 // then it runs nothing and returns the stored result as this execution's.
+// If r does not retry it (attempts or time run out), Tx looks the key up
+// once more and tells its own completion (its execution's token) from
+// another call's: its own is this execution's result, never a replay.
 //
 // When fn or the transaction fails, the error is returned (sqlretry's,
 // usually a *retry.Error) and nothing is recorded: the next call with the
@@ -50,21 +55,30 @@ func (s *Store) Tx(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, ke
 	}
 	skey := idempotency.StoreKey{Key: key}
 	token := rand.Text()
-	for n := 1; ; n++ {
+	var last []byte // fn's value in this call, if it ran
+	w := waiting{max: s.cfg.MaxWait}
+	defer w.stop()
+	for {
 		rec, found, err := s.lookup(ctx, s.pool, skey)
 		switch {
 		case err != nil:
 			return idempotency.Result{}, classify.Retryable(&idempotency.Error{Reason: idempotency.ErrStore, Key: key, Err: err})
 		case !found:
-			res, err := s.execute(ctx, r, opts, skey, idempotency.Record{Token: token, Fingerprint: fp}, fn)
-			if err == nil || !s.taken(ctx, skey, err) {
-				return res, err
+			v, err := s.execute(ctx, r, opts, skey, idempotency.Record{Token: token, Fingerprint: fp}, fn)
+			if err == nil {
+				return idempotency.Result{Value: v, Execution: token}, nil
 			}
-			continue // another call completed the key first: replay it
+			if !s.taken(ctx, skey, err) {
+				return idempotency.Result{}, err
+			}
+			last = v
+			continue // completed since: by another call, or by this one's COMMIT whose reply was lost
+		case rec.Token == token:
+			return own(rec, last), nil
 		case rec.Status != idempotency.InProgress || rec.Fingerprint != fp:
 			return settled(key, rec, fp)
 		}
-		if err := sleep(ctx, pollDelay(n)); err != nil {
+		if err := w.wait(ctx); err != nil {
 			return idempotency.Result{}, classify.Retryable(&idempotency.Error{Reason: idempotency.ErrInProgress, Key: key, Execution: rec.Token, Err: err})
 		}
 	}
@@ -101,12 +115,14 @@ func (s *Store) taken(ctx context.Context, key idempotency.StoreKey, err error) 
 // one's transaction ran; it rolled back.
 var errTaken = errors.New("idempotency/postgres: the key was taken by another call")
 
-// execute runs the transaction: fn and the record of its completion.
+// execute runs the transaction: fn and the record of its completion. It
+// returns the value of fn's last run, the one that committed if any did,
+// even with an error: a COMMIT whose reply was lost may have committed it.
 func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOptions, key idempotency.StoreKey,
-	mine idempotency.Record, fn func(context.Context, pgx.Tx) ([]byte, error)) (idempotency.Result, error) {
+	mine idempotency.Record, fn func(context.Context, pgx.Tx) ([]byte, error)) ([]byte, error) {
 	kctx, err := retry.WithIdempotencyKey(ctx, key.Key)
 	if err != nil {
-		return idempotency.Result{}, err
+		return nil, err
 	}
 	var value []byte
 	attempts := 0
@@ -126,14 +142,12 @@ func (s *Store) execute(ctx context.Context, r *retry.Retrier, opts pgx.TxOption
 	})
 	var done *doneError
 	switch {
-	case err == nil:
-		return idempotency.Result{Value: value, Execution: mine.Token}, nil
-	case errors.As(err, &done) && done.rec.Token == mine.Token:
-		return idempotency.Result{Value: done.rec.Value, Execution: mine.Token}, nil
+	case err == nil, errors.As(err, &done) && done.rec.Token == mine.Token:
+		return value, nil // an earlier attempt's COMMIT did commit: value is its
 	case errors.As(err, &done):
-		return idempotency.Result{}, errTaken
+		return value, errTaken
 	}
-	return idempotency.Result{}, err
+	return value, err
 }
 
 // record inserts the completed record of key in tx, with fn's value v. A
@@ -194,6 +208,16 @@ type doneError struct{ rec idempotency.Record }
 
 func (e *doneError) Error() string { return "idempotency/postgres: the key is already completed" }
 
+// own answers from the record of this call's own execution, found after its
+// COMMIT's reply was lost: fn ran in this call, so the result is not a
+// replay. v is fn's value, the only copy of one too large to be kept.
+func own(rec idempotency.Record, v []byte) idempotency.Result {
+	if rec.Status == idempotency.Succeeded {
+		v = rec.Value
+	}
+	return idempotency.Result{Value: v, Execution: rec.Token}
+}
+
 // settled answers from a record this call did not claim: a finished one, or
 // a claim with another fingerprint (as idempotency.Do does).
 func settled(key string, rec idempotency.Record, fp idempotency.Fingerprint) (idempotency.Result, error) {
@@ -209,6 +233,32 @@ func settled(key string, rec idempotency.Record, fp idempotency.Fingerprint) (id
 		return idempotency.Result{}, classify.Permanent(&idempotency.Error{Reason: idempotency.ErrStoredFailure, Key: key, Execution: rec.Token, Err: errors.New(string(rec.Value))})
 	}
 	return idempotency.Result{}, &idempotency.Error{Reason: idempotency.ErrStore, Key: key, Err: fmt.Errorf("unexpected record with status %v", rec.Status)}
+}
+
+// waiting is Tx's wait for a key in progress: polls, 10ms doubling up to
+// 500ms as idempotency.Do polls by default, all of them within max.
+type waiting struct {
+	max    time.Duration
+	n      int
+	ctx    context.Context // ends max after the first wait began
+	cancel context.CancelFunc
+}
+
+var errMaxWait = errors.New("waited longer than postgres.Config.MaxWait")
+
+// wait sleeps until the next poll, or returns the cause of the end of ctx or
+// of max.
+func (w *waiting) wait(ctx context.Context) error {
+	if w.n++; w.ctx == nil {
+		w.ctx, w.cancel = context.WithTimeoutCause(ctx, w.max, errMaxWait)
+	}
+	return sleep(w.ctx, pollDelay(w.n))
+}
+
+func (w *waiting) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
 }
 
 // pollDelay is the n-th wait for a key in progress: 10ms doubling up to

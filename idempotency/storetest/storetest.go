@@ -13,7 +13,11 @@
 // The suite runs on the real clock, with leases of a fraction of a second,
 // its subtests in parallel; it takes a few seconds. Its checks use keys in a
 // scope (scope), as the middleware does, and one check compares scopes. A
-// store that implements idempotency.Waiter is also checked as one.
+// store that implements idempotency.Waiter is also checked as one. The last
+// checks run idempotency.Middleware over the store on real HTTP/1.1 and
+// HTTP/2 servers on loopback: only a completed response is replayed — not a
+// short body, a stream its client cut off, nor a panicking handler's
+// fragment — and a replay carries no session field, as header or trailer.
 package storetest
 
 import (
@@ -21,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +61,7 @@ var checks = []check{
 	{"a record expires after its retention", retentionExpires},
 	{"keys are independent of each other", keysIndependent},
 	{"the same key in another scope is another key", scopesIndependent},
+	{"the Owner of a key is not part of it", ownerNotPartOfKey},
 	{"concurrent claims grant a key exactly once", claimOnce},
 	{"invalid arguments are errors that change nothing", invalidArguments},
 	{"records returned and given do not alias the store", noAliasing},
@@ -75,7 +81,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 	if newStore == nil {
 		t.Fatal("storetest.Run(<nil>): newStore must not be nil")
 	}
-	for _, c := range checks {
+	for _, c := range slices.Concat(checks, middlewareChecks) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, newStore(t))
@@ -315,6 +321,30 @@ func scopesIndependent(t *testing.T, s idempotency.Store) {
 	}
 	if err := s.Release(t.Context(), keys[1], "t0"); !errors.Is(err, idempotency.ErrClaimLost) {
 		t.Errorf("Release of scope a's key by the unscoped key's holder = %v; want ErrClaimLost", err)
+	}
+}
+
+func ownerNotPartOfKey(t *testing.T, s idempotency.Store) {
+	owned := func(owner string) idempotency.StoreKey {
+		k := keyOf("k")
+		k.Owner = owner
+		return k
+	}
+	if _, ok, err := s.Claim(t.Context(), owned("first"), claimRecord("t", fpA), long); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v; want it granted", ok, err)
+	}
+	if got, ok, err := s.Claim(t.Context(), owned("second"), claimRecord("u", fpB), long); err != nil || ok || got.Token != "t" {
+		t.Errorf("Claim by another Owner = %s, %v, %v; want the first claim: the key is the same", describe(got), ok, err)
+	}
+	if err := s.Extend(t.Context(), owned(""), "t", long); err != nil {
+		t.Errorf("Extend without the Owner = %v; want nil", err)
+	}
+	done := idempotency.Record{Status: idempotency.Succeeded, Token: "t", Fingerprint: fpA, Value: []byte("v")}
+	if err := s.Complete(t.Context(), owned("third"), done, long); err != nil {
+		t.Errorf("Complete with another Owner = %v; want nil", err)
+	}
+	if got, ok := current(t, s, "k"); !ok || got.Status != idempotency.Succeeded {
+		t.Errorf("the key holds %s; want the completed record", describe(got))
 	}
 }
 

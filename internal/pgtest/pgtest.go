@@ -11,8 +11,10 @@
 // from template0 by createdb (a fraction of a second), so tests do not see
 // each other's rows.
 //
-// Proxy stands between a client and the server and loses the reply to a
-// COMMIT on demand: the ambiguous commit, made deterministic.
+// Proxy (a fault proxy, package faultproxy) stands between a client and the
+// server and loses the reply to a COMMIT on demand: the ambiguous commit,
+// made deterministic. Its other faults (latency, a black hole, a reset in
+// the middle of a reply, refused connections) serve outage tests.
 //
 // The binaries are looked for on PATH, then in Debian's
 // /usr/lib/postgresql/<version>/bin (newest version first). Without them a

@@ -5,6 +5,7 @@ go 1.25
 require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/faultproxy v0.1.0
 	github.com/retrykit/retry/internal/redisbound v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/stretchr/testify v1.12.1
@@ -14,6 +15,7 @@ require (
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.30.0 // indirect
@@ -24,3 +26,5 @@ replace github.com/retrykit/retry => ../..
 replace github.com/retrykit/retry/internal/redisbound => ../../internal/redisbound
 
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest
+
+replace github.com/retrykit/retry/internal/faultproxy => ../../internal/faultproxy

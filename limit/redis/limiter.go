@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"sync/atomic"
@@ -22,7 +23,9 @@ type Config struct {
 	// Prefix is put before the limit's key ("retry:limit:" + name).
 	Prefix string
 	// OpTimeout is the longest an Acquire waits for Redis, whatever the
-	// client's own timeouts. 0 means 200ms.
+	// client's own timeouts (and no longer than half of what is left of its
+	// context's deadline), and how long a script may take before Redis is
+	// taken for away. 0 means 200ms.
 	OpTimeout time.Duration
 	// Recheck is how long an instance limits locally after Redis failed
 	// it, before it asks Redis again. 0 means 1s.
@@ -34,7 +37,8 @@ type Config struct {
 	// TTL is how long the shared state outlives the last call. 0 means 1h.
 	TTL time.Duration
 	// Adaptive holds the parameters of the shared limiter (Beta, Scale,
-	// Probe, MinRate, Burst, Hold, Window: see limit.AdaptiveConfig) and
+	// Probe, MinRate, Burst, Hold, Window, Timeouts, Start: see
+	// limit.AdaptiveConfig) and
 	// configures each instance's local one, which limits while Redis is
 	// away.
 	Adaptive limit.AdaptiveConfig
@@ -48,17 +52,27 @@ type Config struct {
 type Limiter struct {
 	client goredis.UniversalClient
 	key    string
+	id     string // the instance's name in the script's accounts
 	o      Config
 	args   []any // the configuration part of the script's arguments
 	local  *limit.Adaptive
 
-	accepted, throttled atomic.Int64 // news not yet told to Redis
-	timedOut            atomic.Int64 // of the throttled, the timeouts
-	retryAfter          atomic.Int64 // the longest Retry-After in them
-	nextSync            atomic.Int64 // Unix ns: while the fleet does not limit, the next ask
-	downUntil           atomic.Int64 // Unix ns: 0 while Redis answers
-	rateBits            atomic.Uint64
+	// Answers recorded, cumulative: the script counts only what it has
+	// not seen from this instance, so news sent twice — a script run
+	// after its caller gave up on it, or retried by go-redis — count once.
+	news  counts
+	acked counts // as of the last answer: what a Redis that forgot the instance missed since
+
+	retryAfter atomic.Int64 // the longest Retry-After since the last answer
+	nextSync   atomic.Int64 // Unix ns: while the fleet does not limit, the next ask
+	downUntil  atomic.Int64 // Unix ns: 0 while Redis answers
+	answered   atomic.Int64 // Unix ns: the last answer
+	rateBits   atomic.Uint64
 }
+
+// counts are an instance's answers: accepted, throttled and, of these, the
+// timeouts.
+type counts struct{ accepted, throttled, timedOut atomic.Int64 }
 
 var _ limit.Limiter = (*Limiter)(nil)
 
@@ -80,9 +94,10 @@ func New(client goredis.UniversalClient, name string, o Config) (*Limiter, error
 		return nil, err
 	}
 	c := o.Adaptive
-	l := &Limiter{client: client, key: o.Prefix + "retry:limit:" + name, o: o, local: local,
+	l := &Limiter{client: client, key: o.Prefix + "retry:limit:" + name, id: strconv.FormatUint(rand.Uint64(), 36),
+		o: o, local: local,
 		args: []any{c.Beta, c.Scale, c.Probe, c.MinRate, c.Burst.Microseconds(), c.Hold.Microseconds(),
-			c.Window.Microseconds(), o.TTL.Milliseconds(), limit.Patience.Seconds()}}
+			c.Window.Microseconds(), o.TTL.Milliseconds(), limit.Patience.Seconds(), c.Start}}
 	l.rateBits.Store(math.Float64bits(math.Inf(1)))
 	return l, nil
 }
@@ -150,13 +165,16 @@ func (l *Limiter) Local() *limit.Adaptive {
 
 // Acquire asks the fleet for the attempt's turn and waits for it, at most
 // maxWait; while the fleet does not limit, it asks at most every Sync.
-// While Redis is away (it did not answer within OpTimeout, and then for
-// Recheck), the instance's local limiter decides.
+// Redis is given at most OpTimeout, and at most half of what is left of
+// ctx's deadline: without its answer by then, the instance's local limiter
+// decides, as it does while Redis is away (it did not answer within
+// OpTimeout, and then for Recheck).
 func (l *Limiter) Acquire(ctx context.Context, maxWait time.Duration) bool {
 	if l == nil || l.local == nil || ctx == nil {
 		return false
 	}
-	now := time.Now().UnixNano()
+	start := time.Now()
+	now := start.UnixNano()
 	switch {
 	case l.down():
 		return l.local.Acquire(ctx, maxWait)
@@ -168,7 +186,7 @@ func (l *Limiter) Acquire(ctx context.Context, maxWait time.Duration) bool {
 	case err != nil && ctx.Err() != nil:
 		return false
 	case err != nil:
-		return l.local.Acquire(ctx, maxWait)
+		return l.local.Acquire(ctx, max(maxWait-time.Since(start), 0))
 	case wait == -2:
 		l.nextSync.Store(now + int64(l.o.Sync))
 		return true
@@ -187,19 +205,20 @@ func (l *Limiter) Record(ctx context.Context, o limit.Outcome) {
 	l.local.Record(ctx, o)
 	switch {
 	case o.Result == limit.Accepted:
-		l.accepted.Add(1)
+		l.news.accepted.Add(1)
 	case o.Result == limit.Throttled, o.Result == limit.TimedOut && l.o.Adaptive.Timeouts:
 		if o.Result == limit.TimedOut {
-			l.timedOut.Add(1)
+			l.news.timedOut.Add(1)
 		}
-		l.throttled.Add(1)
-		for ra := int64(o.RetryAfter); ; {
-			old := l.retryAfter.Load()
-			if ra <= old || l.retryAfter.CompareAndSwap(old, ra) {
-				break
-			}
-		}
+		l.news.throttled.Add(1)
+		raise(&l.retryAfter, int64(o.RetryAfter))
 		l.nextSync.Store(0) // tell the fleet with the next Acquire
+	}
+}
+
+// raise sets v to x if x is larger.
+func raise(v *atomic.Int64, x int64) {
+	for old := v.Load(); x > old && !v.CompareAndSwap(old, x); old = v.Load() {
 	}
 }
 
@@ -208,15 +227,66 @@ func (l *Limiter) down() bool {
 	return until != 0 && time.Now().UnixNano() < until
 }
 
-// ask runs the script with the news since the last round trip, within
-// OpTimeout and ctx. On failure the news are kept for the next one, and
-// Redis is not asked again for Recheck.
-func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (int64, error) {
-	acc, thr, to, ra := l.accepted.Swap(0), l.throttled.Swap(0), l.timedOut.Swap(0), l.retryAfter.Swap(0)
-	ctx, cancel := context.WithTimeout(parent, l.o.OpTimeout)
+// ask runs the script with the instance's news, and waits for its answer
+// at most OpTimeout and half of what is left of ctx's deadline. The script
+// reserves nothing once the caller has stopped waiting for it (it compares
+// that time with Redis's clock), and runs on, within OpTimeout, after the
+// caller left: its answer, or its failure, is still learnt from.
+func (l *Limiter) ask(ctx context.Context, maxWait time.Duration, take int) (int64, error) {
+	now := time.Now()
+	bound := l.o.OpTimeout
+	if d, ok := ctx.Deadline(); ok {
+		bound, maxWait = min(bound, d.Sub(now)/2), min(maxWait, d.Sub(now))
+	}
+	if bound <= 0 {
+		return 0, errors.New("limit/redis: no time left to ask Redis")
+	}
+	done := make(chan answer, 1)
+	go l.call(context.WithoutCancel(ctx), l.scriptArgs(maxWait, take, now.Add(bound)), done)
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.wait, a.err
+	case <-t.C:
+		return 0, fmt.Errorf("limit/redis: no answer from Redis within %v", bound)
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
+}
+
+// answer is the script's: the wait for the turn (µs), or why none came.
+type answer struct {
+	wait int64
+	err  error
+}
+
+// scriptArgs returns the script's arguments: the instance's news, the
+// turn asked for, until when its caller waits for the answer, the rate to
+// start a forgotten fleet at, and the configuration.
+func (l *Limiter) scriptArgs(maxWait time.Duration, take int, giveUp time.Time) []any {
+	args := []any{l.id, l.news.accepted.Load(), l.news.throttled.Load(), l.news.timedOut.Load(),
+		l.acked.accepted.Load(), l.acked.throttled.Load(), l.acked.timedOut.Load(),
+		time.Duration(l.retryAfter.Load()).Microseconds(), maxWait.Microseconds(), take, giveUp.UnixMicro(), l.seed()}
+	return append(args, l.args...)
+}
+
+// seed is the rate a fleet whose Redis forgot it (a restart with empty
+// data) starts at: the fleet's rate as this instance last heard it, if it
+// heard it within TTL; 0 (no limit until a throttled answer) otherwise.
+func (l *Limiter) seed() float64 {
+	rate := math.Float64frombits(l.rateBits.Load())
+	if math.IsInf(rate, 0) || time.Now().UnixNano()-l.answered.Load() > int64(l.o.TTL) {
+		return 0
+	}
+	return rate
+}
+
+// call runs the script within OpTimeout, learns from its answer or its
+// failure, and sends it to done.
+func (l *Limiter) call(ctx context.Context, args []any, done chan<- answer) {
+	ctx, cancel := context.WithTimeout(ctx, l.o.OpTimeout)
 	defer cancel()
-	args := append([]any{acc, thr, time.Duration(ra).Microseconds(), maxWait.Microseconds(), take}, l.args...)
-	args = append(args, to)
 	res, err := redisbound.Call(ctx, "limit/redis: ", func(ctx context.Context) ([]any, error) {
 		return acquireScript.Run(ctx, l.client, []string{l.key}, args...).Slice()
 	})
@@ -224,22 +294,31 @@ func (l *Limiter) ask(parent context.Context, maxWait time.Duration, take int) (
 		err = fmt.Errorf("limit/redis: unexpected answer %v", res)
 	}
 	if err != nil {
-		l.accepted.Add(acc)
-		l.throttled.Add(thr)
-		l.timedOut.Add(to)
-		if parent.Err() == nil { // the caller's own end is not Redis's fault
-			l.downUntil.Store(time.Now().Add(l.o.Recheck).UnixNano())
-		}
-		return 0, err
+		l.downUntil.Store(time.Now().Add(l.o.Recheck).UnixNano())
+		done <- answer{err: err}
+		return
 	}
+	l.learn(args, res)
+	wait, _ := res[0].(int64)
+	done <- answer{wait: wait}
+}
+
+// learn takes in the script's answer to args: Redis is back, the news
+// sent are told, and the fleet's rate is res's.
+func (l *Limiter) learn(args, res []any) {
 	l.downUntil.Store(0)
+	l.answered.Store(time.Now().UnixNano())
+	raise(&l.acked.accepted, args[1].(int64))
+	raise(&l.acked.throttled, args[2].(int64))
+	raise(&l.acked.timedOut, args[3].(int64))
+	if ra := l.retryAfter.Load(); time.Duration(ra).Microseconds() <= args[7].(int64) {
+		l.retryAfter.CompareAndSwap(ra, 0) // told; unless a longer one came since
+	}
 	if s, ok := res[1].(string); ok {
 		if rate, err := strconv.ParseFloat(s, 64); err == nil {
 			l.rateBits.Store(math.Float64bits(rate))
 		}
 	}
-	wait, _ := res[0].(int64)
-	return wait, nil
 }
 
 // sleep waits d, or until ctx ends; it reports whether d passed.

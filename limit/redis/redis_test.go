@@ -134,3 +134,80 @@ func TestAFleetStalledDependencyIsShedThenReturnsToItsRate(t *testing.T) {
 	l.Acquire(ctx, 0)
 	assert.Greater(t, l.Rate(), 0.8*peak, "back on the curve to the rate before the stall (%.0f a second)", peak)
 }
+
+// TestAFleetWithAStartLimitsFromItsFirstCallAndDoubles: with
+// Adaptive.Start, a new fleet paces its very first calls at Start, and
+// doubles its rate every Window/10 while its line is busy, as
+// limit.Adaptive does; without it, it lets every call through.
+func TestAFleetWithAStartLimitsFromItsFirstCallAndDoubles(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{Adaptive: limit.AdaptiveConfig{Start: 10}})
+	ctx := context.Background()
+	require.True(t, l.Acquire(ctx, time.Second))
+	assert.Equal(t, 10.0, l.Rate(), "limits from its first call")
+	var admitted int
+	for end := time.Now().Add(550 * time.Millisecond); time.Now().Before(end); {
+		if l.Acquire(ctx, 0) {
+			admitted++
+		}
+	}
+	// 0.1s each at 10, 20, 40, 80 and 160 a second, and a turn or two of burst.
+	assert.Less(t, admitted, 60, "paced as it doubled")
+	assert.GreaterOrEqual(t, l.Rate(), 160.0, "doubled every 100ms while its line was busy")
+
+	free := newLimiter(t, srv.Addr, "other", lredis.Config{})
+	require.True(t, free.Acquire(ctx, time.Second))
+	assert.True(t, free.Rate() > 1e300, "no Start: no limit until a throttled answer")
+}
+
+// TestAFleetsStartEndsWithItsFirstCut: the first throttled answer after
+// Hold cuts a starting fleet to Beta times the rate it accepted lately, and
+// the doubling stops.
+func TestAFleetsStartEndsWithItsFirstCut(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, srv.Addr, "k", lredis.Config{Adaptive: limit.AdaptiveConfig{Start: 100}})
+	ctx := context.Background()
+	for end := time.Now().Add(350 * time.Millisecond); time.Now().Before(end); {
+		if l.Acquire(ctx, 0) {
+			l.Record(ctx, accepted)
+		}
+	}
+	started := l.Rate()
+	require.GreaterOrEqual(t, started, 400.0)
+	l.Record(ctx, throttled)
+	l.Acquire(ctx, 0)
+	cut := l.Rate()
+	t.Logf("started up to %.0f a second, cut to %.0f", started, cut)
+	assert.Less(t, cut, started, "cut")
+	assert.Greater(t, cut, 0.9*started/2.5, "to what it accepted lately, not over its whole start (0.9·314)")
+	time.Sleep(300 * time.Millisecond)
+	l.Acquire(ctx, 0)
+	assert.Less(t, l.Rate(), 1.5*cut, "no more doubling")
+}
+
+// TestAnInstanceGoneForTTLIsForgotten: the hash keeps an entry per
+// instance, to count its news once; an instance silent for TTL loses its
+// entry, so that a fleet whose instances come and go does not grow its
+// hash for ever.
+func TestAnInstanceGoneForTTLIsForgotten(t *testing.T) {
+	srv := redistest.Start(t)
+	o := lredis.Config{TTL: time.Second, Adaptive: limit.AdaptiveConfig{Start: 1e6}}
+	a, gone := newLimiter(t, srv.Addr, "k", o), newLimiter(t, srv.Addr, "k", o)
+	ctx := context.Background()
+	require.True(t, gone.Acquire(ctx, time.Second))
+	c := newClient(t, srv.Addr)
+	instances := func() int {
+		n := 0
+		for _, f := range c.HKeys(ctx, "retry:limit:k").Val() {
+			if len(f) > 2 && f[:2] == "i:" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 1, instances())
+	for end := time.Now().Add(3500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		require.True(t, a.Acquire(ctx, time.Second))
+	}
+	assert.Equal(t, 1, instances(), "the live one only")
+}

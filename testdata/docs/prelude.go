@@ -1,5 +1,5 @@
-// The placeholders README snippets use; readme_test.go type-checks each
-// snippet after this file. Not a program.
+// The placeholders the package docs' snippets use: doc_snippets_test.go
+// type-checks each package's snippets after this file. Not a program.
 package readme
 
 import (
