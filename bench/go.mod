@@ -34,6 +34,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/retrykit/retry/internal/faultproxy v0.1.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
@@ -96,3 +97,5 @@ replace github.com/retrykit/retry/idempotency/redis => ../idempotency/redis
 replace github.com/retrykit/retry/internal/rediswait => ../internal/rediswait
 
 replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
+
+replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy

@@ -36,6 +36,7 @@ require (
 	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/retrykit/retry/internal/faultproxy v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
@@ -60,6 +61,7 @@ require (
 	github.com/retrykit/retry/grpcretry v0.1.0
 	github.com/retrykit/retry/idempotency/postgres v0.1.0
 	github.com/retrykit/retry/idempotency/redis v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0 // indirect
 	github.com/retrykit/retry/sqlretry v0.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 )
@@ -83,3 +85,7 @@ replace github.com/retrykit/retry/sqlretry => ../sqlretry
 replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
 
 replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
+
+replace github.com/retrykit/retry/internal/rediswait => ../internal/rediswait
+
+replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy

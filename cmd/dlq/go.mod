@@ -22,6 +22,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/retrykit/retry/internal/rediswait v0.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
@@ -38,3 +39,5 @@ replace (
 )
 
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest
+
+replace github.com/retrykit/retry/internal/rediswait => ../../internal/rediswait

@@ -18,6 +18,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/retrykit/retry/internal/faultproxy v0.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
@@ -35,3 +36,5 @@ replace github.com/retrykit/retry/grpcretry => ../../grpcretry
 replace github.com/retrykit/retry/internal/pgtest => ../pgtest
 
 replace github.com/retrykit/retry/sqlretry => ../../sqlretry
+
+replace github.com/retrykit/retry/internal/faultproxy => ../faultproxy
