@@ -12,7 +12,12 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/retrykit/retry v0.1.0
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/retrykit/retry/dlq/redis v0.1.0
+	github.com/retrykit/retry/idempotency/redis v0.1.0
 	github.com/retrykit/retry/internal/pgtest v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0 // indirect
+	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/retrykit/retry/otelretry v0.1.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/stretchr/testify v1.12.1
@@ -71,3 +76,11 @@ replace github.com/retrykit/retry/idempotency/postgres => ../idempotency/postgre
 replace github.com/retrykit/retry/sqlretry => ../sqlretry
 
 replace github.com/retrykit/retry/internal/pgtest => ../internal/pgtest
+
+replace github.com/retrykit/retry/dlq/redis => ../dlq/redis
+
+replace github.com/retrykit/retry/idempotency/redis => ../idempotency/redis
+
+replace github.com/retrykit/retry/internal/rediswait => ../internal/rediswait
+
+replace github.com/retrykit/retry/internal/redistest => ../internal/redistest

@@ -24,6 +24,7 @@
 //	| LockWait  | 100ms   | how long a busy lock is tried (1ms, then up to 10ms apart)        |
 //	| OpTimeout | 1s      | the longest a Store method or a Circuit step waits for Redis      |
 //	| Recheck   | 1s      | after Redis failed, how long to count locally before asking again |
+//	| Replicas  | 0       | replicas each write waits for (WAIT) before it counts as done     |
 //
 // # When Redis goes away
 //
@@ -55,6 +56,16 @@
 // its own and only that token releases it, so a holder whose lock expired
 // never releases a lock another has taken since (see Store.Unlock for
 // gobreaker's interface, which names no holder).
+//
+// Redis Cluster: a breaker's state and its lock are two keys, and no script
+// touches more than one; the tests run the store and a fleet's breaker on a
+// real cluster (three primaries, a replica each). Redis feeds replicas
+// asynchronously, so a primary that dies can take the last writes with it:
+// the replica that takes over has the breaker as it was a moment before,
+// closed if it never saw it open. With Config.Replicas, a write counts as
+// done only once that many replicas have it (WAIT, sent after it on the same
+// connection); one they do not confirm within OpTimeout (at most a second)
+// is a Redis failure, and the Circuit counts locally.
 //
 // What it cannot do: while half-open, each instance lets MaxRequests probes
 // through, so a fleet of n instances may send n × MaxRequests probes. The

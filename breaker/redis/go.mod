@@ -6,6 +6,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/internal/redisbound v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
@@ -23,5 +24,7 @@ require (
 replace github.com/retrykit/retry => ../..
 
 replace github.com/retrykit/retry/internal/redisbound => ../../internal/redisbound
+
+replace github.com/retrykit/retry/internal/rediswait => ../../internal/rediswait
 
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest

@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/redisbound"
+	"github.com/retrykit/retry/internal/rediswait"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -39,6 +40,15 @@ type Config struct {
 	// Recheck is how long a Circuit counts locally after Redis failed it,
 	// before it asks Redis again. 0 means 1s.
 	Recheck time.Duration
+	// Replicas is how many replicas must have each write — a lock taken or
+	// released, a breaker's state — before it counts as done: Redis's WAIT,
+	// sent after the write on the same connection, within OpTimeout and at
+	// most a second. 0, the default, takes a write as done once the primary
+	// has it; a failover to a replica it had not reached yet loses it (a
+	// breaker's state goes back to what the replica had, closed if none). A
+	// write fewer replicas acknowledge is a Redis failure, and the Circuit
+	// counts locally. It needs a *goredis.Client or a *goredis.ClusterClient.
+	Replicas int
 }
 
 // Store is a gobreaker.SharedDataStore on Redis. It is safe for concurrent
@@ -71,6 +81,9 @@ func NewStore(client goredis.UniversalClient, o Config) (*Store, error) {
 		return nil, invalid("redis.NewStore", nil, "the client must not be nil")
 	}
 	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkReplicas(client, o.Replicas); err != nil {
 		return nil, err
 	}
 	o.LockTTL = orDefault(o.LockTTL, 2*time.Second)
@@ -217,7 +230,7 @@ func (s *Store) lock(ctx context.Context, key string, keep func(token string, se
 	for pause := time.Millisecond; ; pause = min(2*pause, 10*time.Millisecond) {
 		sent := time.Now()
 		ok, err := redisbound.Call(ctx, "", func(ctx context.Context) (bool, error) {
-			return s.client.SetNX(ctx, key, token, s.o.LockTTL).Result()
+			return s.setNX(ctx, key, token)
 		})
 		switch {
 		case err != nil:
@@ -254,7 +267,7 @@ func (s *Store) queue(key, token string, sent time.Time) bool {
 // unlock releases the lock key if token still holds it.
 func (s *Store) unlock(ctx context.Context, key, token string) error {
 	_, err := redisbound.Call(ctx, "", func(ctx context.Context) (any, error) {
-		return nil, unlockScript.Run(ctx, s.client, []string{key}, token).Err()
+		return nil, rediswait.Run(ctx, s.client, s.o.Replicas, unlockScript, []string{key}, token).Err()
 	})
 	return err
 }
@@ -271,7 +284,7 @@ func (s *Store) getData(ctx context.Context, key string) ([]byte, error) {
 
 func (s *Store) setData(ctx context.Context, key string, data []byte) error {
 	_, err := redisbound.Call(ctx, "", func(ctx context.Context) (any, error) {
-		return nil, s.client.Set(ctx, key, data, 0).Err()
+		return nil, s.set(ctx, key, data)
 	})
 	return err
 }

@@ -5,6 +5,7 @@ go 1.25
 require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
 	go.uber.org/goleak v1.3.0
 )
@@ -17,5 +18,7 @@ require (
 )
 
 replace github.com/retrykit/retry => ../..
+
+replace github.com/retrykit/retry/internal/rediswait => ../../internal/rediswait
 
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest

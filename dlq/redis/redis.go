@@ -36,6 +36,16 @@ type Config struct {
 	// again. Make it longer than an enqueue can take. It is measured by the
 	// Redis server's clock. 0 means 5m; otherwise at least a millisecond.
 	ClaimTimeout time.Duration
+	// Replicas is how many replicas must have each change the queue makes
+	// — a letter stored, claimed, removed, moved to its source — before it
+	// is acknowledged: Redis's WAIT, sent after the change on the same
+	// connection. 0, the default, acknowledges a change once the primary
+	// has it; a failover to a replica it had not reached yet loses it (see
+	// "Replicas and failover" in the package documentation). A change that
+	// fewer replicas acknowledge within a second, or by the context's
+	// deadline if sooner, is an error, though the primary may keep it. It
+	// needs a *goredis.Client or a *goredis.ClusterClient.
+	Replicas int
 }
 
 // Queue is a dlq.Queue in Redis. It is safe for concurrent use, by any
@@ -47,6 +57,7 @@ type Queue struct {
 	prefix              string
 	source              func(string) string
 	claim               time.Duration
+	replicas            int
 }
 
 var _ dlq.Queue = (*Queue)(nil)
@@ -60,7 +71,10 @@ func New(client goredis.UniversalClient, c Config) (*Queue, error) {
 	case c.ClaimTimeout < 0 || c.ClaimTimeout > 0 && c.ClaimTimeout < time.Millisecond:
 		return nil, invalid("redis.Config.ClaimTimeout", c.ClaimTimeout, "must be at least 1ms (0 means 5m)")
 	}
-	q := &Queue{c: client, prefix: c.Prefix, source: c.SourceKey, claim: c.ClaimTimeout}
+	if err := checkReplicas(client, c.Replicas); err != nil {
+		return nil, err
+	}
+	q := &Queue{c: client, prefix: c.Prefix, source: c.SourceKey, claim: c.ClaimTimeout, replicas: c.Replicas}
 	if q.prefix == "" {
 		q.prefix = defaultPrefix
 	}
@@ -103,7 +117,7 @@ func (q *Queue) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n, err := putScript.Run(ctx, q.c, []string{q.letters, q.order, q.seq, q.claimKey(l.ID)}, l.ID, rec).Int()
+	n, err := q.run(ctx, putScript, []string{q.letters, q.order, q.seq, q.claimKey(l.ID)}, l.ID, rec).Int()
 	if err != nil {
 		return false, fmt.Errorf("dlq/redis: put %s: %w", l.ID, err)
 	}
@@ -138,7 +152,7 @@ func (f fromList) Put(ctx context.Context, l dlq.Letter) (bool, error) {
 		return false, err
 	}
 	keys := []string{f.letters, f.order, f.seq, f.claimKey(l.ID), f.list}
-	res, err := putFromScript.Run(ctx, f.c, keys, l.ID, rec, l.Job.Payload).Int64Slice()
+	res, err := f.run(ctx, putFromScript, keys, l.ID, rec, l.Job.Payload).Int64Slice()
 	if err != nil || len(res) != 2 {
 		return false, fmt.Errorf("dlq/redis: put %s from %s: %w (%v)", l.ID, f.list, err, res)
 	}
@@ -279,7 +293,7 @@ type claimer struct{ q *Queue }
 
 func (c claimer) Claim(ctx context.Context, id string) (dlq.Claim, error) {
 	token := rand.Text()
-	res, err := claimScript.Run(ctx, c.q.c, []string{c.q.letters, c.q.claimKey(id)}, id, token, c.q.claim.Milliseconds()).Slice()
+	res, err := c.q.run(ctx, claimScript, []string{c.q.letters, c.q.claimKey(id)}, id, token, c.q.claim.Milliseconds()).Slice()
 	if err != nil || len(res) == 0 {
 		return dlq.Claim{}, fmt.Errorf("dlq/redis: claim %s: %w", id, err)
 	}
@@ -294,7 +308,7 @@ func (c claimer) Claim(ctx context.Context, id string) (dlq.Claim, error) {
 // ackScript).
 func (c claimer) Ack(ctx context.Context, cl dlq.Claim) error {
 	keys := []string{c.q.letters, c.q.order, c.q.claimKey(cl.ID)}
-	code, err := ackScript.Run(ctx, c.q.c, keys, cl.ID, cl.Token, cl.Record).Int()
+	code, err := c.q.run(ctx, ackScript, keys, cl.ID, cl.Token, cl.Record).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("dlq/redis: letter %s not removed; it may be replayed again after %v: %w", cl.ID, c.q.claim, err)
@@ -305,7 +319,7 @@ func (c claimer) Ack(ctx context.Context, cl dlq.Claim) error {
 }
 
 func (c claimer) Release(ctx context.Context, cl dlq.Claim) error {
-	if err := releaseScript.Run(ctx, c.q.c, []string{c.q.claimKey(cl.ID)}, cl.Token).Err(); err != nil {
+	if err := c.q.run(ctx, releaseScript, []string{c.q.claimKey(cl.ID)}, cl.Token).Err(); err != nil {
 		return fmt.Errorf("dlq/redis: release %s (it stays claimed for up to %v): %w", cl.ID, c.q.claim, err)
 	}
 	return nil
@@ -336,7 +350,7 @@ func (q *Queue) move(ctx context.Context, id string) error {
 			return err
 		}
 		keys := []string{q.letters, q.order, q.claimKey(id), q.source(l.Job.Source)}
-		code, err := moveScript.Run(ctx, q.c, keys, id, rec, l.Job.Payload).Int64()
+		code, err := q.run(ctx, moveScript, keys, id, rec, l.Job.Payload).Int64()
 		if err != nil {
 			return fmt.Errorf("dlq/redis: replay %s to %s: %w", id, keys[3], err)
 		}
@@ -368,7 +382,7 @@ func (q *Queue) Discard(ctx context.Context, id string) error {
 	if err := q.check("Discard", ctx, id); err != nil {
 		return err
 	}
-	code, err := discardScript.Run(ctx, q.c, []string{q.letters, q.order, q.claimKey(id)}, id).Int64()
+	code, err := q.run(ctx, discardScript, []string{q.letters, q.order, q.claimKey(id)}, id).Int64()
 	if err != nil {
 		return fmt.Errorf("dlq/redis: discard %s: %w", id, err)
 	}
@@ -394,7 +408,7 @@ func (q *Queue) Purge(ctx context.Context, f dlq.Filter) (int, error) {
 		for _, l := range ls[start:min(start+batch, len(ls))] {
 			keys, ids = append(keys, q.claimKey(l.ID)), append(ids, l.ID)
 		}
-		m, err := purgeScript.Run(ctx, q.c, keys, ids...).Int()
+		m, err := q.run(ctx, purgeScript, keys, ids...).Int()
 		n += m
 		if err != nil {
 			return n, fmt.Errorf("dlq/redis: purge: %w", err)

@@ -24,9 +24,12 @@
 // server: a stale executor whose lease expired, or whose key another
 // execution claimed since, is refused (idempotency.ErrClaimLost) and cannot
 // overwrite a newer claim or result. Scripts touch one key each, so the store
-// works on Redis Cluster. They use nothing newer than Redis 2.6 (tested on
-// 7.0), and run by EVALSHA, falling back to EVAL when the server's script
-// cache is empty, as after a restart.
+// works on Redis Cluster: the tests run its contract on a real one (three
+// primaries, a replica each), and move a slot (MIGRATE, ASK, then MOVED)
+// while workers claim and complete its keys: nothing is lost and no key runs
+// twice. They use nothing newer than Redis 2.6 (tested on 7.0), and run by
+// EVALSHA, falling back to EVAL when the server's script cache is empty, as
+// after a restart.
 //
 // The store does not implement idempotency.Waiter: a caller waiting for a
 // key in progress polls it, 10ms doubling to 500ms
@@ -37,8 +40,9 @@
 //
 // # Defaults
 //
-//	setting      default          Config field
-//	key prefix   "idempotency:"   Prefix; Unprefixed for none
+//	setting                   default          Config field
+//	key prefix                "idempotency:"   Prefix; Unprefixed for none
+//	replicas a write waits    0 (none)         Replicas (WAIT, at most 1s)
 //
 // # Durability
 //
@@ -60,6 +64,35 @@
 // ran again. appendfsync everysec, Redis's default fsync policy for the
 // append-only file, may lose the last second or two of writes to an
 // operating system crash or a power loss (that rests on Redis's documented
-// behaviour; the tests kill only the process). A failover to a replica,
-// which Redis feeds asynchronously, can lose acknowledged writes too.
+// behaviour; the tests kill only the process).
+//
+// # Replicas and failover
+//
+// Redis feeds its replicas asynchronously: it acknowledges a write before
+// any replica has it. A primary that dies takes with it what its replica had
+// not received yet, and the replica that takes over never had it. The tests
+// measure it on a real Redis Cluster: eight workers claim and complete keys
+// on one primary, its replica falls 200ms behind (cut off from its primary),
+// the primary is killed (SIGKILL) and the replica takes over. In three runs,
+// 122–139 of the 218–236 results acknowledged before the kill were lost, and
+// so were the claims of all 8 executions then running: the keys of those
+// claims, and of the results whose claims were lost with them, ran again at
+// once (the others, whose claims came back, once their leases end). With a
+// replica up to date — on loopback, with no lag — the same kill lost nothing
+// in three runs: a failover loses what the replica lags behind by, which a
+// network blip, a slow replica or a full resynchronisation can make seconds.
+//
+// Config.Replicas closes that window: a write is acknowledged only once that
+// many replicas have it (WAIT, sent after the write on the same connection,
+// to the primary of the key's slot). In the same test with Replicas: 1, none
+// of 96 acknowledged results and none of 8 acknowledged claims was lost, and
+// no key ran twice; the writes the lagging replica could not confirm failed
+// instead (idempotency.ErrStore, nothing run). What it costs: each write
+// also waits for its replica's acknowledgement, a round trip between the
+// primary and the replica — across zones, their network's. On loopback, on
+// a loaded two-core machine, idempotency.Do on a new key (two writes) took a
+// median 1.5 times as long (bench/durability, six paired runs: 1.2–2.8
+// times).
+// While fewer replicas than Replicas are connected — after a failover, until
+// the old primary comes back as a replica — every call fails after a second.
 package redis

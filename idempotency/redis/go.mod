@@ -7,6 +7,7 @@ require (
 	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/internal/faultproxy v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -21,6 +22,8 @@ require (
 )
 
 replace github.com/retrykit/retry => ../..
+
+replace github.com/retrykit/retry/internal/rediswait => ../../internal/rediswait
 
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest
 

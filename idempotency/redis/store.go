@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/internal/rediswait"
 )
 
 // defaultPrefix is put before every key the store writes, unless
@@ -59,8 +60,9 @@ return 1`)
 // client bounds a command by ctx's deadline only with ContextTimeoutEnabled,
 // and otherwise by its own ReadTimeout and WriteTimeout.
 type Store struct {
-	c      goredis.Scripter
-	prefix string
+	c        goredis.Scripter
+	prefix   string
+	replicas int
 }
 
 // Config configures New. Its zero value is the default store: keys named
@@ -73,6 +75,17 @@ type Config struct {
 	// Unprefixed writes the idempotency keys as they are, without a prefix.
 	// It is refused with a Prefix.
 	Unprefixed bool
+	// Replicas is how many replicas must have each write — a claim, an
+	// extension, a result, a release — before the store acknowledges it:
+	// Redis's WAIT, sent after the write on the same connection. 0, the
+	// default, acknowledges a write once the primary has it; a failover to
+	// a replica it had not reached yet loses it, and the key runs again
+	// (see "Replicas and failover" in the package documentation). A write
+	// that fewer replicas acknowledge within a second, or by the context's
+	// deadline if sooner, is an error — though the primary may keep it, as
+	// a claim whose caller crashed. It needs a *goredis.Client or a
+	// *goredis.ClusterClient.
+	Replicas int
 }
 
 // prefix returns the prefix c asks for, or the *retry.InvalidError of a
@@ -101,7 +114,13 @@ func New(c goredis.Scripter, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{c: c, prefix: prefix}, nil
+	switch {
+	case cfg.Replicas < 0:
+		return nil, invalid("redis.Config.Replicas", cfg.Replicas, "must not be negative")
+	case cfg.Replicas > 0 && !rediswait.Supported(c):
+		return nil, invalid("redis.Config.Replicas", cfg.Replicas, fmt.Sprintf("waiting for replicas needs a *goredis.Client or a *goredis.ClusterClient, not a %T", c))
+	}
+	return &Store{c: c, prefix: prefix, replicas: cfg.Replicas}, nil
 }
 
 // isNil is true for a nil interface and for one holding a nil pointer (a
@@ -126,7 +145,7 @@ func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempot
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
-	got, err := claimScript.Run(ctx, s.c, []string{s.redisKey(key)}, v, ms(lease)).Text()
+	got, err := rediswait.Run(ctx, s.c, s.replicas, claimScript, []string{s.redisKey(key)}, v, ms(lease)).Text()
 	switch {
 	case errors.Is(err, goredis.Nil):
 		return rec, true, nil
@@ -173,7 +192,7 @@ func (s *Store) Release(ctx context.Context, key idempotency.StoreKey, token str
 
 // fenced runs a script that acts only for the claim's holder.
 func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key idempotency.StoreKey, token string, args ...any) error {
-	ok, err := script.Run(ctx, s.c, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
+	ok, err := rediswait.Run(ctx, s.c, s.replicas, script, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("idempotency/redis: %s: %w", op, err)

@@ -11,6 +11,16 @@
 // requests, nothing answers) until Resume, and Restart brings a crashed
 // server back on the same port and data directory — empty, unless the server
 // was started with persistence (AOF).
+//
+// StartCluster starts a Redis Cluster: six servers, made three primaries
+// with a replica each by redis-cli --cluster create, with a cluster node
+// timeout of NodeTimeout. It needs redis-cli too, and answers to
+// RETRY_REQUIRE_REDIS_CLUSTER as Start does to RETRY_REQUIRE_REDIS. A test
+// kills a primary with its Server's Stop and waits for its replica to take
+// over (WaitFailover); Detach makes a replica fall behind first; Migrate
+// moves a slot step by step; Redirects counts the MOVED and ASK replies the
+// nodes sent. Slot and ScriptKeys let a go-redis hook check that a script's
+// keys share one slot.
 package redistest
 
 import (
@@ -58,7 +68,7 @@ func Start(t testing.TB, args ...string) *Server {
 		}
 		t.Skipf("redis-server not found on PATH (install it, e.g. apt-get install redis-server; %s=1 makes this a failure): %v", RequireEnv, err)
 	}
-	s, err := launch(bin, t.TempDir(), args)
+	s, err := launch(bin, t.TempDir(), args, freePort)
 	if err != nil {
 		t.Fatalf("redis-server did not start: %v", err)
 	}
@@ -74,13 +84,13 @@ func Launch(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return launch(bin, dir, nil)
+	return launch(bin, dir, nil, freePort)
 }
 
-func launch(bin, dir string, args []string) (*Server, error) {
+func launch(bin, dir string, args []string, pick func() (int, error)) (*Server, error) {
 	var lastErr error
 	for range 3 { // a free port can be taken between choosing it and binding it
-		port, err := freePort()
+		port, err := pick()
 		if err != nil {
 			return nil, err
 		}

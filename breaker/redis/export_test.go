@@ -1,0 +1,9 @@
+package redis
+
+// Scripts names the SHA1 of every script the store runs, for the test that
+// checks each one's keys are in one hash slot.
+var Scripts = map[string]string{
+	unlockScript.Hash(): "unlock",
+	setNXScript.Hash():  "lock, waiting for replicas",
+	setScript.Hash():    "set, waiting for replicas",
+}
