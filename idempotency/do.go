@@ -45,6 +45,15 @@ type Result struct {
 // default, releases the key so that a retry runs fn again; KeepFailures keeps
 // the failure for the window instead (ErrStoredFailure).
 //
+// Do returns by ctx's deadline, or 25ms after it when the store is slow to
+// record fn's outcome. The record is not lost: it goes on in the background
+// for at most the lease, and Do returns what fn returned, as if it were
+// recorded. A call with the key meanwhile finds it in progress, waits, and
+// replays the record once it lands. If the store fails to record it, Do's
+// observers (WithObserver) hear of it; the key is then held until the lease
+// ends, and a later call may run fn again — as when a failure to record is
+// returned, in the error next to fn's result, to a caller still waiting.
+//
 // The key is checked with ValidateKey; a bad key, a nil argument or a bad
 // option is a *retry.InvalidError and nothing runs. Errors of the idempotency layer
 // are *Error: ErrKeyReuse, ErrNotRetained and ErrStoredFailure are marked
@@ -141,7 +150,7 @@ func (c *config) do(ctx context.Context, s Store, key StoreKey, fp Fingerprint, 
 		case err != nil:
 			return Result{}, storeError(key, err)
 		case claimed:
-			return c.execute(ctx, s, key, claim, w)
+			return c.run(ctx, s, key, claim, w)
 		case rec.Status != InProgress || rec.Fingerprint != fp:
 			return settled(key, rec, fp)
 		}
@@ -154,6 +163,18 @@ func (c *config) do(ctx context.Context, s Store, key StoreKey, fp Fingerprint, 
 			return Result{}, classify.Retryable(&Error{Reason: ErrInProgress, Key: key.Key, Execution: rec.Token, Err: err})
 		}
 	}
+}
+
+// run runs w under the claim. Its outcome, if the store records it only
+// after the call returned, is fn's own; the observers hear of a failure to
+// record it.
+func (c *config) run(ctx context.Context, s Store, key StoreKey, claim Record, w work) (Result, error) {
+	var late func(error)
+	if len(c.observers) > 0 {
+		late = func(err error) { c.reportLate(ctx, key, claim.Token, err) }
+	}
+	res, _, err := c.execute(ctx, s, key, claim, w, late)
+	return res, err
 }
 
 // settled answers from a finished record that this call did not claim, or

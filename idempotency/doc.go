@@ -35,6 +35,14 @@
 // worth repeating. A result larger than the retention cap is returned once,
 // then reported as ErrNotRetained.
 //
+// Deadlines hold while the outcome is recorded. Once fn has returned, Do
+// records its outcome whether or not the caller is still there, and waits
+// for the store until ctx ends and 25ms more; a store slower than that
+// finishes in the background, for at most the lease, and Do returns fn's
+// result without waiting. A call with the key meanwhile waits for the record
+// and replays it; a failure to record it is reported to WithObserver's
+// observers. The middleware does the same with a request's context.
+//
 // # Stores
 //
 // Store is four atomic transitions: Claim, Extend, Complete, Release, on
@@ -165,9 +173,9 @@
 //
 // Do, Once and Middleware take Options; the memory store takes a
 // MemoryConfig, whose zero value is the default store. WithLease,
-// WithRetention, WithMaxResultSize and KeepFailures configure all three
-// functions; WithMaxWait and WithPollInterval only Do and Once; the others
-// only Middleware. A bad value, or an option given where it means nothing,
+// WithRetention, WithMaxResultSize, KeepFailures and WithObserver configure
+// all three functions; WithMaxWait and WithPollInterval only Do and Once; the
+// others only Middleware. A bad value, or an option given where it means nothing,
 // is a *retry.InvalidError naming the option (or the MemoryConfig field) and
 // its value, returned before any work.
 //
@@ -192,7 +200,9 @@
 //	an incomplete response        releases the key                           KeepFailures (a 500 problem)
 //	401, 403, 407                 release the key, even with KeepFailures    -
 //	Retry-After (409, 429, 503)   1s                                         WithRetryAfter
-//	observation (middleware)      none                                       WithObserver
+//	observation                   none                                       WithObserver
+//	recording an outcome          until ctx ends + 25ms, then in the         -
+//	                              background for at most the lease
 //	memory store bounds           100,000 records, 64 MiB; full: refuses     MemoryConfig.MaxEntries, .MaxBytes
 //	memory store, each client     a tenth of it: 10,000 records, 6.4 MiB     MemoryConfig.ScopeShare
 //	(middleware)                  counted by first credential, or address

@@ -2,7 +2,8 @@ package idempotency
 
 // Event is what the middleware did with one guarded request: the Detail of
 // the observe.Event of kind observe.Request that it reports to its
-// observers (WithObserver).
+// observers (WithObserver). Do and Once report an Event only for an outcome
+// they failed to record after they returned: "executed", Status 0, Err set.
 //
 // Outcome is one of these labels, stable for logs and metrics:
 //

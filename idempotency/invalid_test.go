@@ -230,7 +230,7 @@ func TestOptionsAreRefusedWhereTheyMeanNothing(t *testing.T) {
 		{"idempotency.WithHostAliases", idempotency.WithHostAliases("a.test"), false, true},
 		{"idempotency.WithUnstoredHeaders", idempotency.WithUnstoredHeaders("Set-Cookie"), false, true},
 		{"idempotency.WithRetryAfter", idempotency.WithRetryAfter(time.Second), false, true},
-		{"idempotency.WithObserver", idempotency.WithObserver(observe.Func(func(context.Context, observe.Event) {})), false, true},
+		{"idempotency.WithObserver", idempotency.WithObserver(observe.Func(func(context.Context, observe.Event) {})), true, true},
 	}
 	// check checks what a function given the option returned: nothing if
 	// the option configures it, else the refusal naming the option.

@@ -169,20 +169,27 @@ func storeFailure(err error) string {
 func (g *guard) run(w http.ResponseWriter, r *http.Request, key StoreKey, claim Record, body []byte) {
 	rw := newRecorder(w, r, g.c.maxResult, g.c.unstored)
 	// The outcome is recorded, or the key released, by execute; a store
-	// failure at that point cannot change a response already sent.
-	_, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
+	// failure at that point cannot change a response already sent. It is
+	// reported once recorded: from the background when the request's
+	// context ended before the store answered.
+	executed := func(err error) {
+		e := Event{Outcome: outcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
+		var ierr *Error
+		if errors.As(err, &ierr) {
+			e.Err = ierr // the store failed to record or release it
+		}
+		g.report(r, e)
+	}
+	_, pending, err := g.c.execute(r.Context(), g.s, key, claim, func(ctx context.Context) (output, error) {
 		req := r.WithContext(ctx)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		g.next.ServeHTTP(rw, req)
 		return rw.outcome(ctx)
-	})
-	e := Event{Outcome: outcomeExecuted, Status: rw.status, Key: key.Key, Execution: claim.Token}
-	var ierr *Error
-	if errors.As(err, &ierr) {
-		e.Err = ierr // the store failed to record or release it
+	}, executed)
+	if !pending {
+		executed(err)
 	}
-	g.report(r, e)
 }
 
 var (

@@ -24,7 +24,6 @@ type guardConfig struct {
 	sessionHdrs []string // WithUnstoredHeaders
 	unstored    map[string]bool
 	retryAfter  time.Duration
-	observers   []observe.Observer
 }
 
 // sessionHeaders are the response header fields the middleware keeps out of
@@ -225,21 +224,29 @@ func WithRetryAfter(d time.Duration) Option {
 		func(c *guardConfig) { c.retryAfter = d })
 }
 
-// WithObserver adds o to the middleware's observers. For each guarded
-// request it answers or runs, the middleware calls every observer, in the
-// order given, with the request's context and an observe.Event of kind
-// observe.Request, whose Detail is an Event (outcome, status, key,
-// execution) and whose Err is the store's failure, if any: the observation
-// point for metrics and traces. The calls are synchronous, after the
-// response was written — for an execution, after its outcome was recorded —
-// and must be quick. Requests passed through unguarded (other methods; no
-// key with KeyOptional) and handlers that panic are not reported.
+// WithObserver adds o to the observers, which are called in the order
+// given, with an observe.Event of kind observe.Request whose Detail is an
+// Event (outcome, status, key, execution) and whose Err is the store's
+// failure, if any: the observation point for metrics and traces. The calls
+// are synchronous and must be quick.
+//
+// The middleware reports each guarded request it answers or runs, with the
+// request's context, after the response was written — for an execution,
+// after its outcome was recorded, from another goroutine when the request's
+// context ended before the store answered. Requests passed through
+// unguarded (other methods; no key with KeyOptional) and handlers that
+// panic are not reported.
+//
+// Do and Once report only an outcome they could not record after they
+// returned (see Do), with the caller's context: outcome "executed", the
+// store's failure in Err. The caller got fn's result, but the key is not
+// recorded: once its claim's lease ends, fn may run again.
 func WithObserver(o observe.Observer) Option {
 	if f, ok := o.(observe.Func); ok && f == nil {
 		o = nil
 	}
-	return guardOption("idempotency.WithObserver", o, nilFunc(o == nil),
-		func(c *guardConfig) { c.observers = append(c.observers, o) })
+	return option("idempotency.WithObserver", o, nilFunc(o == nil), forAll,
+		func(c *config) { c.observers = append(c.observers, o) })
 }
 
 // funcValue is how an option's function shows in its error.

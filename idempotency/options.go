@@ -6,6 +6,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/internal/argerr"
+	"github.com/retrykit/retry/observe"
 )
 
 // Defaults of the options; the package documentation explains each choice.
@@ -27,9 +28,9 @@ const firstPoll = 10 * time.Millisecond
 // and Middleware refuse, a *retry.InvalidError naming the option and its
 // value, before any work.
 //
-// WithLease, WithRetention, WithMaxResultSize and KeepFailures configure all
-// three; WithMaxWait and WithPollInterval only Do and Once; the others only
-// Middleware. An option given where it would mean nothing is refused alike.
+// WithLease, WithRetention, WithMaxResultSize, KeepFailures and WithObserver
+// configure all three; WithMaxWait and WithPollInterval only Do and Once; the
+// others only Middleware. An option given where it would mean nothing is refused alike.
 type Option func(*config) *retry.InvalidError
 
 // execConfig is what every execution needs: Do's, Once's and the
@@ -42,6 +43,7 @@ type execConfig struct {
 	// failValue is what a kept failure stores: the error's text for Do, the
 	// failed response for Middleware.
 	failValue func(value []byte, err error) []byte
+	observers []observe.Observer // WithObserver
 }
 
 // config is what the options set: for one call of Do or Once, or for one

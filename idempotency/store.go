@@ -77,6 +77,12 @@ func (k StoreKey) String() string {
 // share of the store (ErrScopeFull) or a store that is full (ErrFull);
 // Complete may refuse a record too large for what is left (ErrTooLarge).
 // Other errors than those and ErrClaimLost mean the store failed.
+//
+// Every method returns soon after its context ends, whatever the state of
+// the store's server: the callers' deadlines depend on it. Do records an
+// outcome in the background when the store is slower than its caller's
+// deadline, and that recording ends with the lease only if the store honours
+// the context it gets.
 type Store interface {
 	// Claim stores rec, an InProgress record, under key for lease if key
 	// holds no live record. It returns the record under key after the call,

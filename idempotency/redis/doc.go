@@ -31,6 +31,13 @@
 // EVALSHA, falling back to EVAL when the server's script cache is empty, as
 // after a restart.
 //
+// Every method returns by the end of its context, whatever the client's
+// timeouts: a command to a hung Redis is left to end with the client's
+// ReadTimeout, its answer dropped. With a 300ms deadline and Redis hung,
+// gone, resetting or answering late, the tests saw no call of
+// idempotency.Do return more than 30ms past its deadline; an outcome not
+// recorded by then is recorded when Redis answers (see idempotency.Do).
+//
 // The store does not implement idempotency.Waiter: a caller waiting for a
 // key in progress polls it, 10ms doubling to 500ms
 // (idempotency.WithPollInterval).

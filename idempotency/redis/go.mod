@@ -6,8 +6,9 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/retrykit/retry v0.1.0
 	github.com/retrykit/retry/internal/faultproxy v0.1.0
-	github.com/retrykit/retry/internal/rediswait v0.1.0
+	github.com/retrykit/retry/internal/redisbound v0.1.0
 	github.com/retrykit/retry/internal/redistest v0.1.0
+	github.com/retrykit/retry/internal/rediswait v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -28,3 +29,5 @@ replace github.com/retrykit/retry/internal/rediswait => ../../internal/rediswait
 replace github.com/retrykit/retry/internal/redistest => ../../internal/redistest
 
 replace github.com/retrykit/retry/internal/faultproxy => ../../internal/faultproxy
+
+replace github.com/retrykit/retry/internal/redisbound => ../../internal/redisbound

@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/idempotency"
+	"github.com/retrykit/retry/internal/redisbound"
 	"github.com/retrykit/retry/internal/rediswait"
 )
 
@@ -56,9 +57,13 @@ return 1`)
 // Store is an idempotency.Store in Redis. It is safe for concurrent use, and
 // any number of processes may share one Redis through it.
 //
-// Each method waits for Redis as long as ctx and the client allow: a go-redis
-// client bounds a command by ctx's deadline only with ContextTimeoutEnabled,
-// and otherwise by its own ReadTimeout and WriteTimeout.
+// Each method returns by the end of its context, whatever the client's
+// settings: a go-redis client bounds a command by its context only with
+// ContextTimeoutEnabled, and otherwise by its own ReadTimeout (3s by
+// default), so the store waits for the command in a goroutine of its own
+// and returns at the context's end with its error ("no answer from Redis").
+// The command itself ends with the client's timeouts, its answer dropped;
+// a write it carried may still take effect, as after any lost reply.
 type Store struct {
 	c        goredis.Scripter
 	prefix   string
@@ -145,7 +150,9 @@ func (s *Store) Claim(ctx context.Context, key idempotency.StoreKey, rec idempot
 	if err != nil {
 		return idempotency.Record{}, false, err
 	}
-	got, err := rediswait.Run(ctx, s.c, s.replicas, claimScript, []string{s.redisKey(key)}, v, ms(lease)).Text()
+	got, err := redisbound.Call(ctx, "", func(ctx context.Context) (string, error) {
+		return rediswait.Run(ctx, s.c, s.replicas, claimScript, []string{s.redisKey(key)}, v, ms(lease)).Text()
+	})
 	switch {
 	case errors.Is(err, goredis.Nil):
 		return rec, true, nil
@@ -192,7 +199,9 @@ func (s *Store) Release(ctx context.Context, key idempotency.StoreKey, token str
 
 // fenced runs a script that acts only for the claim's holder.
 func (s *Store) fenced(ctx context.Context, op string, script *goredis.Script, key idempotency.StoreKey, token string, args ...any) error {
-	ok, err := rediswait.Run(ctx, s.c, s.replicas, script, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
+	ok, err := redisbound.Call(ctx, "", func(ctx context.Context) (int, error) {
+		return rediswait.Run(ctx, s.c, s.replicas, script, []string{s.redisKey(key)}, append([]any{token}, args...)...).Int()
+	})
 	switch {
 	case err != nil:
 		return fmt.Errorf("idempotency/redis: %s: %w", op, err)
