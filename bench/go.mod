@@ -35,6 +35,7 @@ require (
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/retrykit/retry/internal/faultproxy v0.1.0 // indirect
+	github.com/retrykit/retry/internal/redisbound v0.1.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
@@ -99,3 +100,5 @@ replace github.com/retrykit/retry/internal/rediswait => ../internal/rediswait
 replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
 
 replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy
+
+replace github.com/retrykit/retry/internal/redisbound => ../internal/redisbound

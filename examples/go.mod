@@ -37,6 +37,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/retrykit/retry/internal/faultproxy v0.1.0 // indirect
+	github.com/retrykit/retry/internal/redisbound v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
@@ -89,3 +90,5 @@ replace github.com/retrykit/retry/internal/redistest => ../internal/redistest
 replace github.com/retrykit/retry/internal/rediswait => ../internal/rediswait
 
 replace github.com/retrykit/retry/internal/faultproxy => ../internal/faultproxy
+
+replace github.com/retrykit/retry/internal/redisbound => ../internal/redisbound
