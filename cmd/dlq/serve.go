@@ -89,7 +89,8 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// listen serves h on addr until ctx ends, then shuts down within 5s.
+// listen serves h on addr until ctx ends, then shuts down: requests in
+// flight get 5s to finish, then every connection left is closed.
 func listen(ctx context.Context, e *env, addr string, h http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -107,6 +108,13 @@ func listen(ctx context.Context, e *env, addr string, h http.Handler) error {
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shut)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A browser keeps connections it opened ahead of need, and a
+		// connection that has not sent a request counts as busy for its
+		// first 5s: close what is left rather than fail the exit.
+		fmt.Fprintln(e.errw, "dlq: connections still open 5s after the interrupt: closed")
+		err = srv.Close()
+	}
 	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -91,6 +92,28 @@ func TestServeShowsTheQueue(t *testing.T) {
 	}
 	if strings.Contains(body, `id="replay"`) {
 		t.Fatal("a SQLite queue served without --exec offers replay")
+	}
+}
+
+// A browser opens connections ahead of need; one that has sent no request
+// holds http.Server.Shutdown for 5s. The interrupted server still exits 0
+// (startServe's cleanup checks it).
+func TestServeExitsCleanlyWithAConnectionThatSentNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the 5s shutdown grace")
+	}
+	db, _ := seededFile(t)
+	var conn net.Conn
+	t.Cleanup(func() { // runs after startServe's: the connection stays open through the interrupt
+		if conn != nil {
+			conn.Close()
+		}
+	})
+	url := startServe(t, nil, "--db", db, "serve")
+	var err error
+	conn, err = net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"))
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
