@@ -99,9 +99,11 @@ const (
 	// QueueCounted: a dead letter queue was counted; Detail is the number
 	// of letters (an int).
 	QueueCounted
-	// Request: the idempotency middleware answered a guarded request;
-	// Detail is the idempotency.Event (its outcome, status, key), Err the
-	// store's failure if any.
+	// Request: the idempotency middleware answered a guarded request, or
+	// idempotency.Do or Once, having returned at its caller's deadline,
+	// could not record its outcome afterwards (outcome "executed", Err
+	// set); Detail is the idempotency.Event (its outcome, status, key), Err
+	// the store's failure if any.
 	Request
 	numKinds
 )

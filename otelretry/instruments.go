@@ -134,7 +134,7 @@ func (in *instruments) components(k *maker) {
 	in.replays = k.counter("retry.dlq.replays", "{letter}", "Replays of letters, by result.")
 	in.depth = k.gauge("retry.dlq.depth", "{letter}", "Letters in the dead letter queue, as last counted.")
 	in.requests = k.counter("retry.idempotency.requests", "{request}",
-		"Requests the idempotency middleware guarded, by what it did.")
+		"Requests the idempotency middleware guarded, by what it did, and outcomes idempotency.Do or Once could not record after returning (executed).")
 	in.storeFails = k.counter("retry.idempotency.store_errors", "{error}",
 		"Requests during which the idempotency store failed.")
 }
