@@ -13,9 +13,11 @@ import (
 type events struct {
 	mu         sync.Mutex
 	crashes    [crashPoints + 1]int
-	duplicates int    // deliveries of jobs that had already ended
-	orphans    [2]int // claims left by a dead delivery: [not delivered, delivered]
-	alerts     int    // support alerts: emails that failed for good
+	duplicates int       // deliveries of jobs that had already ended
+	orphans    [2][2]int // claims found held: [left by a dead worker, by an unknown fate][not delivered, delivered]
+	unknown    int       // deliveries that could not tell whether the email went out
+	unknownDLQ int       // of them, the last ones the queue allowed: dead-lettered
+	alerts     int       // support alerts: emails that failed for good
 	firstAlert struct {
 		job  int
 		text string
@@ -23,9 +25,20 @@ type events struct {
 	dlqAlerts []dlq.Alert
 }
 
-func (e *events) crashed(c crash) {
+// leftUnacknowledged counts a delivery whose message is delivered again.
+func (e *events) leftUnacknowledged(c crash, unknown bool) {
 	e.mu.Lock()
-	e.crashes[c]++
+	if unknown {
+		e.unknown++
+	} else {
+		e.crashes[c]++
+	}
+	e.mu.Unlock()
+}
+
+func (e *events) unknownDeadLettered() {
+	e.mu.Lock()
+	e.unknownDLQ++
 	e.mu.Unlock()
 }
 
@@ -35,14 +48,17 @@ func (e *events) duplicate() {
 	e.mu.Unlock()
 }
 
-func (e *events) orphanClaim(delivered bool) {
+func (e *events) orphanClaim(unknown, delivered bool) {
 	e.mu.Lock()
-	if delivered {
-		e.orphans[1]++
-	} else {
-		e.orphans[0]++
-	}
+	e.orphans[index(unknown)][index(delivered)]++
 	e.mu.Unlock()
+}
+
+func index(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // supportAlert is where a real worker pages support: the user has the result

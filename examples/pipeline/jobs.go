@@ -13,7 +13,7 @@ import (
 // schema is the jobs table: a job's state, visible to the app and to support.
 // status moves queued → running → done | partial_success | dead_lettered.
 // email_sent_at is the claim the exercise prescribes: set before the email is sent,
-// kept once it was, cleared when every attempt was refused.
+// kept once it was (or might have been), cleared when every attempt was refused.
 const schema = `
 CREATE TABLE jobs (
 	id             INTEGER PRIMARY KEY,

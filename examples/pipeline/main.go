@@ -2,8 +2,9 @@
 // LLM, saves the answer to a database and emails the user, with a retry policy
 // per step, the LLM call keyed by the job (a redelivered job gets its
 // generation back, not billed twice), the email sent exactly once even when a
-// job is redelivered, "LLM ok, email failed" recorded as a partial success,
-// and a job whose LLM call fails for good sent to the dead letter queue.
+// job is redelivered or a send's answer is lost, "LLM ok, email failed"
+// recorded as a partial success, and a job whose LLM call fails for good sent
+// to the dead letter queue.
 //
 // Everything runs in the process: a fake LLM gateway and a fake mail server
 // (httptest servers that fail as often as -fail-rate says), SQLite through a

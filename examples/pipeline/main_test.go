@@ -129,25 +129,27 @@ func checkInvariants(t *testing.T, r result) {
 }
 
 // checkEmailsPerJob compares what the mail server delivered to each job with
-// the job's outcome.
+// the job's outcome: one email to a done job, none to another — but for a job
+// dead-lettered with its email's fate unknown (the claim still held), which
+// may have got one.
 func checkEmailsPerJob(t *testing.T, r result) {
 	t.Helper()
-	rows, err := r.db.Query(`SELECT id, status FROM jobs`)
+	rows, err := r.db.Query(`SELECT id, status, coalesce(email_status, '') FROM jobs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int
-		var status string
-		if err := rows.Scan(&id, &status); err != nil {
+		var status, email string
+		if err := rows.Scan(&id, &status, &email); err != nil {
 			t.Fatal(err)
 		}
 		want := 0
 		if status == statusDone {
 			want = 1
 		}
-		if got := r.out.emailsPerJob[id]; got != want {
+		if got := r.out.emailsPerJob[id]; got > 1 || got != want && !(status == statusDead && email == "sending") {
 			t.Errorf("job %d is %s and the mail server delivered %d emails for it, want %d", id, status, got, want)
 		}
 	}

@@ -33,6 +33,10 @@ const (
 
 var errCrashed = errors.New("worker died before acknowledging the message")
 
+// maxDeliveries is the queue's redrive limit: a message is delivered at most
+// this many times, and its last delivery dead-letters a job it cannot end.
+const maxDeliveries = 5
+
 func (c crash) String() string {
 	return [...]string{"", "after the LLM call", "after saving the answer", "after claiming the email",
 		"after sending the email", "before acknowledging"}[c]
@@ -40,9 +44,10 @@ func (c crash) String() string {
 
 // delivery is one delivery of a job's message.
 type delivery struct {
-	job   int
-	n     int   // 1 for the first delivery
-	crash crash // where this delivery's worker dies; noCrash for most
+	job     int
+	n       int   // 1 for the first delivery
+	crash   crash // where this delivery's worker dies; noCrash for most
+	unknown bool  // the previous delivery could not tell whether the email went out
 }
 
 // firstDelivery is the first delivery of job: a share -redeliver of them die
@@ -74,7 +79,8 @@ type pipeline struct {
 }
 
 // pass delivers ds with the given number of workers and returns the
-// deliveries whose worker died, to be delivered again.
+// deliveries left unacknowledged — their worker died, or could not tell
+// whether the email went out — to be delivered again.
 func (p *pipeline) pass(ctx context.Context, ds []delivery, workers int) ([]delivery, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -88,12 +94,14 @@ func (p *pipeline) pass(ctx context.Context, ds []delivery, workers int) ([]deli
 		wg.Go(func() {
 			for d := range queue {
 				err := p.deliver(ctx, d)
-				if errors.Is(err, errCrashed) {
+				crashed, unknown := errors.Is(err, errCrashed), errors.Is(err, errUnknown)
+				switch {
+				case crashed || unknown:
 					mu.Lock()
-					again = append(again, delivery{job: d.job, n: d.n + 1})
+					again = append(again, delivery{job: d.job, n: d.n + 1, unknown: unknown})
 					mu.Unlock()
-					p.events.crashed(d.crash)
-				} else if err != nil {
+					p.events.leftUnacknowledged(d.crash, unknown)
+				case err != nil:
 					cancel(err)
 				}
 			}

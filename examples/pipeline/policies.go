@@ -102,9 +102,11 @@ func (e *scaledAnswer) RetryAfter() time.Duration {
 	return said.RetryAfter() / e.speed
 }
 
-// retriers are the three steps' Retriers.
+// retriers are the three steps' Retriers, and the one that asks the mail
+// server's message log: the email policy on a read, which may be repeated
+// after a timeout.
 type retriers struct {
-	llm, db, email *retry.Retrier
+	llm, db, email, lookup *retry.Retrier
 }
 
 // newRetriers builds them without the default retry budget: the run
@@ -122,7 +124,11 @@ func newRetriers(s [3]step) (retriers, error) {
 		return retriers{}, err
 	}
 	email, err := retry.New(retry.WithPolicy(s[2].policy), retry.WithoutBudget())
-	return retriers{llm: llm, db: db, email: email}, err
+	if err != nil {
+		return retriers{}, err
+	}
+	lookup, err := retry.New(retry.WithPolicy(s[2].policy), retry.WithoutBudget(), retry.Idempotent())
+	return retriers{llm: llm, db: db, email: email, lookup: lookup}, err
 }
 
 // describe prints a step's effective policy.

@@ -129,8 +129,11 @@ func (wd *world) outcomes(ctx context.Context, w io.Writer, out outcome) error {
 	if out.Partial > 0 {
 		fmt.Fprintf(w, "                          e.g. %s\n", wd.events.firstAlert.text)
 	}
-	fmt.Fprintf(w, "  dead_lettered    %4d  the LLM call (or the answer's write) failed for good: dead letter queue\n",
-		out.DeadLettered)
+	why := "the LLM call (or the answer's write) failed for good"
+	if n := wd.events.unknownDLQ; n > 0 {
+		why += fmt.Sprintf(", or (%d) the email's fate stayed unknown", n)
+	}
+	fmt.Fprintf(w, "  dead_lettered    %4d  %s: dead letter queue\n", out.DeadLettered, why)
 	return nil
 }
 
@@ -159,8 +162,19 @@ func (wd *world) redeliveries(_ context.Context, w io.Writer, _ outcome) error {
 	}
 	fmt.Fprintf(w, "redelivered %d messages whose worker died:\n  %s\n", total, strings.Join(parts, ", "))
 	fmt.Fprintf(w, "  %d found their job ended: dropped\n", e.duplicates)
+	dead := e.orphans[0]
 	fmt.Fprintf(w, "  %d found the email claimed by the dead worker: %d delivered (recorded, not resent), %d not (claim taken over, sent)\n",
-		e.orphans[0]+e.orphans[1], e.orphans[1], e.orphans[0])
+		dead[0]+dead[1], dead[1], dead[0])
+	if e.unknown == 0 {
+		return nil
+	}
+	unsure := e.orphans[1]
+	fmt.Fprintf(w, "redelivered %d messages whose email may have gone out (an answer lost, the message log silent):\n", e.unknown)
+	fmt.Fprintf(w, "  %d found it delivered (recorded, not resent), %d not (claim taken over, sent)", unsure[1], unsure[0])
+	if e.unknownDLQ > 0 {
+		fmt.Fprintf(w, "; %d still unknown after %d deliveries: dead-lettered, claim kept", e.unknownDLQ, maxDeliveries)
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

@@ -37,8 +37,9 @@ func (wd *world) Close() {
 	}
 }
 
-// run processes cfg.jobs jobs, twice for those whose first delivery died,
-// prints the summary to w and returns the totals.
+// run processes cfg.jobs jobs, again for those whose delivery died or could
+// not tell whether the email went out, prints the summary to w and returns
+// the totals.
 func run(ctx context.Context, w io.Writer, cfg config) (outcome, error) {
 	start := time.Now()
 	wd, err := build(ctx, cfg)
@@ -61,14 +62,14 @@ func run(ctx context.Context, w io.Writer, cfg config) (outcome, error) {
 	for i := range first {
 		first[i] = p.chaos.firstDelivery(i + 1)
 	}
-	again, err := p.pass(ctx, first, cfg.workers)
-	if err != nil {
-		return outcome{}, err
-	}
-	// The second delivery of a message whose worker died: its crash field is
-	// zero, so it runs to the end.
-	if _, err := p.pass(ctx, again, cfg.workers); err != nil {
-		return outcome{}, err
+	// Each pass delivers again the messages the previous one left
+	// unacknowledged; a redelivery's crash field is zero, so it runs to the
+	// end, and the last one maxDeliveries allows ends its job: the passes
+	// stop.
+	for ds := first; len(ds) > 0; {
+		if ds, err = p.pass(ctx, ds, cfg.workers); err != nil {
+			return outcome{}, err
+		}
 	}
 	return wd.report(ctx, w, cfg, st, time.Since(start))
 }
