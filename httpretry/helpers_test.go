@@ -18,6 +18,7 @@ import (
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/backoff"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/jitter"
@@ -31,7 +32,6 @@ type reply struct {
 	status int
 	header http.Header
 	body   string
-	hangup bool // close the connection without answering
 }
 
 // seen is what the server received.
@@ -69,11 +69,6 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get(idempotency.HeaderKey), string(body)})
 	rep := s.script[min(len(s.requests), len(s.script))-1]
 	s.mu.Unlock()
-	if rep.hangup {
-		conn, _, _ := w.(http.Hijacker).Hijack()
-		conn.Close()
-		return
-	}
 	for k, v := range rep.header {
 		w.Header()[k] = v
 	}
@@ -91,6 +86,24 @@ func (s *server) seen() []seen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]seen(nil), s.requests...)
+}
+
+// scripted is a chaos scenario for a transport's base: the n-th request
+// suffers script[n-1] (a zero Fault lets it through), the rest nothing.
+func scripted(t *testing.T, script ...chaos.Fault) *chaos.Scenario {
+	t.Helper()
+	s, err := chaos.New(chaos.Config{Rules: []chaos.Rule{{Script: script}}})
+	require.NoError(t, err)
+	return s
+}
+
+// resets is a chaos scenario that resets every connection after the server
+// processed the request: the answer is lost.
+func resets(t *testing.T) *chaos.Scenario {
+	t.Helper()
+	s, err := chaos.New(chaos.Config{Rules: []chaos.Rule{{Fault: chaos.ResetAfterSend()}}})
+	require.NoError(t, err)
+	return s
 }
 
 func retryAfter(v string) http.Header { return http.Header{"Retry-After": {v}} }
@@ -179,9 +192,6 @@ func (f *fakeRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	f.sent = append(f.sent, seen{req.Method, req.URL.Path, req.URL.RawQuery, req.Header.Get(idempotency.HeaderKey), string(body)})
 	rep := f.script[min(len(f.at), len(f.script))-1]
 	f.mu.Unlock()
-	if rep.hangup {
-		return nil, io.ErrUnexpectedEOF
-	}
 	h := rep.header
 	if h == nil {
 		h = http.Header{}

@@ -3,16 +3,17 @@ package httpretry_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/idempotency"
@@ -51,9 +52,10 @@ func (r *recorder) of(k observe.Kind) []observe.Event {
 
 func TestTheRetriersObserverHearsEveryAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := &fakeRT{script: []reply{{status: 503}, {hangup: true}, {status: 200}}}
+		rt := &fakeRT{script: []reply{{status: 503}, {status: 200}}}
+		reset := scripted(t, chaos.Fault{}, chaos.ResetBeforeSend()) // the second request
 		rec := &recorder{}
-		tr := transport(t, exact(t, 10*ms, retry.WithObserver(rec)), httpretry.WithBase(rt))
+		tr := transport(t, exact(t, 10*ms, retry.WithObserver(rec)), httpretry.WithBase(reset.Transport(rt)))
 		ctx := context.WithValue(t.Context(), ctxKey{}, "mine")
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://user:pw@api.test/doc?sig=s3cret", strings.NewReader("x"))
 		resp, err := tr.RoundTrip(req)
@@ -68,7 +70,7 @@ func TestTheRetriersObserverHearsEveryAttempt(t *testing.T) {
 		var se *classify.StatusError
 		require.ErrorAs(t, done[0].Err, &se, "an error status reaches the observer as a StatusError")
 		assert.Equal(t, 503, se.Code)
-		assert.ErrorIs(t, done[1].Err, io.ErrUnexpectedEOF)
+		assert.ErrorIs(t, done[1].Err, syscall.ECONNRESET)
 		assert.NoError(t, done[2].Err)
 		for _, c := range rec.ctxs {
 			assert.Equal(t, "mine", c.Value(ctxKey{}), "the observer gets the request's context")
@@ -133,18 +135,22 @@ func TestTheResultIsReportedOnEveryPath(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		script   []reply
+		reset    bool // every answer lost to a reset
 		header   string
 		attempts int
 		wantErr  error // nil: a success
 		wantResp bool
 	}{
-		{"a success after a retry", []reply{{status: 503}, {status: 200}}, "", 2, nil, true},
-		{"an error response the loop gave up on", []reply{{status: 503}}, "", 3, retry.ErrExhausted, true},
-		{"a transport failure", []reply{{hangup: true}}, "", 3, io.ErrUnexpectedEOF, false},
-		{"a key refused before sending", []reply{{status: 200}}, strings.Repeat("k", 300), 0, retry.ErrInvalid, false},
+		{"a success after a retry", []reply{{status: 503}, {status: 200}}, false, "", 2, nil, true},
+		{"an error response the loop gave up on", []reply{{status: 503}}, false, "", 3, retry.ErrExhausted, true},
+		{"a transport failure", []reply{{status: 200}}, true, "", 3, syscall.ECONNRESET, false},
+		{"a key refused before sending", []reply{{status: 200}}, false, strings.Repeat("k", 300), 0, retry.ErrInvalid, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := &fakeRT{script: tt.script}
+			var rt http.RoundTripper = &fakeRT{script: tt.script}
+			if tt.reset {
+				rt = resets(t).Transport(rt)
+			}
 			req, _ := http.NewRequest(http.MethodPut, "http://api.test/x", nil)
 			if tt.header != "" {
 				req.Header.Set(idempotency.HeaderKey, tt.header)

@@ -283,16 +283,20 @@ func TestTheRequestBodyIsAlwaysClosed(t *testing.T) {
 		name   string
 		url    string
 		script []reply
+		reset  bool // every answer lost to a reset
 		opts   []retry.Option
 	}{
-		{"sent and answered", "http://api.test/x", []reply{{status: 200}}, nil},
-		{"sent, retried, answered", "http://api.test/x", []reply{{status: 503}, {status: 200}}, nil},
-		{"sent and failed", "http://api.test/x", []reply{{hangup: true}}, nil},
-		{"not sent: cooling down", "http://cooling.test/x", []reply{{status: 200}}, []retry.Option{retry.WithCooldowns(cd)}},
-		{"not sent: the breaker is open", "http://api.test/x", []reply{{status: 503}}, []retry.Option{retry.WithBreakers(open)}},
+		{"sent and answered", "http://api.test/x", []reply{{status: 200}}, false, nil},
+		{"sent, retried, answered", "http://api.test/x", []reply{{status: 503}, {status: 200}}, false, nil},
+		{"sent and failed", "http://api.test/x", []reply{{status: 200}}, true, nil},
+		{"not sent: cooling down", "http://cooling.test/x", []reply{{status: 200}}, false, []retry.Option{retry.WithCooldowns(cd)}},
+		{"not sent: the breaker is open", "http://api.test/x", []reply{{status: 503}}, false, []retry.Option{retry.WithBreakers(open)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := &fakeRT{script: tt.script}
+			var rt http.RoundTripper = &fakeRT{script: tt.script}
+			if tt.reset {
+				rt = resets(t).Transport(rt)
+			}
 			tr := transport(t, exact(t, 0, tt.opts...), httpretry.WithBase(rt))
 			for range 2 { // the second call finds the breaker open
 				body := &closeCounter{Reader: strings.NewReader("x")}

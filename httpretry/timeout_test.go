@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/stream"
 	"github.com/stretchr/testify/assert"
@@ -136,16 +136,10 @@ func TestTheCallersContextStillCancelsTheRead(t *testing.T) {
 
 func TestAnErrorBodyIsReadWithinTheAttemptTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int32
-		rt := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if calls.Add(1) == 1 { // a 502 whose body never ends: its kind cannot be read in time
-				return &http.Response{StatusCode: 502, Header: http.Header{}, Request: req,
-					Body: &slowBody{ctx: req.Context(), chunks: 1000, tick: 100 * ms}}, nil
-			}
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
-		})
+		rt := &fakeRT{script: []reply{{status: 502, body: "upstream"}, {status: 200}}}
+		stall := scripted(t, chaos.Stall(3, time.Hour)) // the 502's body never ends: its kind cannot be read in time
 		kind := func(*http.Response, []byte) string { return "" }
-		tr := transport(t, exact(t, 10*ms, retry.WithAttemptTimeout(time.Second)), httpretry.WithBase(rt), httpretry.WithKind(kind))
+		tr := transport(t, exact(t, 10*ms, retry.WithAttemptTimeout(time.Second)), httpretry.WithBase(stall.Transport(rt)), httpretry.WithKind(kind))
 		req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
 		start := time.Now()
 		resp, err := tr.RoundTrip(req)
@@ -153,6 +147,7 @@ func TestAnErrorBodyIsReadWithinTheAttemptTimeout(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, 200, resp.StatusCode)
 		assert.Equal(t, 1010*ms, time.Since(start))
+		assert.Equal(t, 2, rt.count())
 	})
 }
 

@@ -96,15 +96,20 @@ func TestAPostWithoutAKeyThatCannotConnectSaysWhy(t *testing.T) {
 }
 
 func TestAPostWithAKeyIsRetriedWithTheSameKeyAndBody(t *testing.T) {
-	srv := newServer(t, reply{status: 503}, reply{hangup: true}, reply{status: 201})
-	c := client(t, quick(t), httpretry.WithBase(base(t)))
+	// 503; then 201, lost to a reset after the server processed it; then 201.
+	srv := newServer(t, reply{status: 503}, reply{status: 201})
+	lost := scripted(t, chaos.Fault{}, chaos.ResetAfterSend())
+	c := client(t, quick(t), httpretry.WithBase(lost.Transport(base(t))))
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":1}`))
 	require.NoError(t, err)
 	req.Header.Set(idempotency.HeaderKey, "order-4417")
+	req, res := asking(t, req)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, 201, resp.StatusCode)
+	assert.Equal(t, 3, res.Attempts)
+	assert.Equal(t, int64(1), lost.Stats().Lost)
 	got := srv.seen()
 	require.Len(t, got, 3)
 	for _, s := range got {
@@ -139,13 +144,15 @@ func TestAKeyLongerThan255CharactersIsNotSent(t *testing.T) {
 }
 
 func TestTheFinalTransportErrorSaysHowManyAttemptsAndWhy(t *testing.T) {
-	srv := newServer(t, reply{hangup: true})
-	c := client(t, quick(t), httpretry.WithBase(base(t)))
+	srv := newServer(t, reply{status: 200})
+	c := client(t, quick(t), httpretry.WithBase(resets(t).Transport(base(t))))
 	_, err := c.Get(srv.URL)
 	var rerr *retry.Error
 	require.ErrorAs(t, err, &rerr)
 	assert.Equal(t, 3, rerr.Attempts)
+	assert.Equal(t, 3, srv.count())
 	assert.ErrorIs(t, err, retry.ErrExhausted)
+	assert.ErrorIs(t, err, syscall.ECONNRESET)
 	assert.Contains(t, err.Error(), "retry: attempts exhausted after 3 attempt(s)")
 }
 
@@ -358,10 +365,8 @@ func TestNotRetriedErrorCarriesTheStats(t *testing.T) {
 	// The server processes the POST; the connection is reset before its
 	// answer: the client cannot know whether the order was placed.
 	srv := newServer(t, reply{status: 201})
-	resets, err := chaos.New(chaos.Config{Rules: []chaos.Rule{{Fault: chaos.ResetAfterSend()}}})
-	require.NoError(t, err)
-	c := client(t, quick(t), httpretry.WithBase(resets.Transport(base(t))))
-	_, err = c.Post(srv.URL, "text/plain", strings.NewReader("x"))
+	c := client(t, quick(t), httpretry.WithBase(resets(t).Transport(base(t))))
+	_, err := c.Post(srv.URL, "text/plain", strings.NewReader("x"))
 	var nr *httpretry.NotRetriedError
 	require.ErrorAs(t, err, &nr)
 	assert.Equal(t, 1, nr.Stats.Attempts)
