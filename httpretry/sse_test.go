@@ -2,7 +2,6 @@ package httpretry_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retry"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/classify"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/stream"
@@ -105,34 +105,22 @@ func FuzzSSE(f *testing.F) {
 	})
 }
 
-// llm is a streaming endpoint: it refuses the first stream with a 503, then
-// streams two deltas and ends the way the test says.
-func llm(t *testing.T, end string) (*server, *int) {
-	opens := 0
-	s := &server{}
-	s.Server = newServer(t, reply{status: 200}).Server
-	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		opens++
-		if opens == 1 {
-			w.Header().Set("Retry-After", "0")
-			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, d := range []string{"The ", "answer"} {
-			fmt.Fprintf(w, "data: {\"delta\":%q}\n\n", d)
-			w.(http.Flusher).Flush()
-		}
-		switch end {
-		case "done":
-			fmt.Fprint(w, "data: [DONE]\n\n")
-		case "error":
-			fmt.Fprint(w, "event: error\ndata: {\"message\":\"model crashed\"}\n\n")
-		case "cut":
-			panic(http.ErrAbortHandler) // the connection breaks mid-stream
-		}
-	})
-	return s, &opens
+// llm is a streaming endpoint that streams two deltas and ends the way the
+// test says, behind faults: its first stream is refused with a 503 and, to
+// "cut", the connection breaks after the two deltas.
+func llm(t *testing.T, end string) (*server, *chaos.Scenario) {
+	const deltas = "data: {\"delta\":\"The \"}\n\ndata: {\"delta\":\"answer\"}\n\n"
+	ends := map[string]string{
+		"done":  "data: [DONE]\n\n",
+		"error": "event: error\ndata: {\"message\":\"model crashed\"}\n\n",
+		"cut":   "data: [DONE]\n\n",
+	}
+	srv := newServer(t, reply{status: 200, header: http.Header{"Content-Type": {"text/event-stream"}}, body: deltas + ends[end]})
+	faults := []chaos.Fault{chaos.Throttle(503, 0)}
+	if end == "cut" {
+		faults = append(faults, chaos.Truncate(len(deltas)))
+	}
+	return srv, scripted(t, faults...)
 }
 
 func TestOpenSSE(t *testing.T) {
@@ -146,20 +134,22 @@ func TestOpenSSE(t *testing.T) {
 		{"cut", "unexpected EOF", 2},
 	} {
 		t.Run("a stream that ends with "+tt.end, func(t *testing.T) {
-			srv, opens := llm(t, tt.end)
-			c := &http.Client{Transport: base(t)}
+			srv, faults := llm(t, tt.end)
+			c := &http.Client{Transport: faults.Transport(base(t))}
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat", strings.NewReader(`{"stream":true}`))
 			s, err := stream.Open(t.Context(), quick(t, retry.Idempotent()), httpretry.OpenSSE(c, req))
 			require.NoError(t, err)
 			defer s.Close()
-			assert.Equal(t, 2, *opens, "the refusal before the stream began was retried")
+			assert.Equal(t, int64(2), faults.Stats().Calls, "the refusal before the stream began was retried")
 			assert.Equal(t, 2, s.Stats().Attempts)
 			var got []string
+			failed := false
 			for e, err := range s.All() {
 				if err != nil {
 					if tt.wantErr == "" {
 						t.Fatalf("unexpected error: %v", err)
 					}
+					failed = true
 					assert.ErrorContains(t, err, tt.wantErr)
 					var serr *stream.Error[httpretry.Event]
 					require.ErrorAs(t, err, &serr)
@@ -169,7 +159,9 @@ func TestOpenSSE(t *testing.T) {
 				got = append(got, e.Data)
 			}
 			assert.Equal(t, []string{`{"delta":"The "}`, `{"delta":"answer"}`}, got)
-			assert.Equal(t, 2, *opens, "never reopened after the first chunk")
+			assert.Equal(t, tt.wantErr != "", failed, "the stream ends as the server (or the network) ended it")
+			assert.Equal(t, int64(2), faults.Stats().Calls, "never reopened after the first chunk")
+			assert.Equal(t, 1, srv.count())
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	"github.com/retrykit/retry/budget"
+	"github.com/retrykit/retry/chaos"
 	"github.com/retrykit/retry/httpretry"
 	"github.com/retrykit/retry/limit"
 	"github.com/retrykit/retry/policy"
@@ -31,12 +32,6 @@ type firstOnly struct{ n atomic.Int32 }
 func (l *firstOnly) Acquire(context.Context, time.Duration) bool { return l.n.Add(1) == 1 }
 func (l *firstOnly) Record(context.Context, limit.Outcome)       {}
 
-// hangs answers nothing until the request's context ends.
-var hangs = roundTripFunc(func(req *http.Request) (*http.Response, error) {
-	<-req.Context().Done()
-	return nil, req.Context().Err()
-})
-
 // TestWhatRoundTripReturnsForEachStopReason drives the transport to every
 // reason a call stops (policy.Stops) and checks what RoundTrip returns, as
 // the package documentation's table has it: the last error response when
@@ -51,7 +46,7 @@ func TestWhatRoundTripReturnsForEachStopReason(t *testing.T) {
 	}
 	cases := map[policy.Stop]struct {
 		script   []reply
-		base     http.RoundTripper // instead of the script
+		hold     bool // the server processes the request; its answer never comes
 		opts     func(*testing.T) []retry.Option
 		post     bool          // a POST without a key, sent once
 		deadline time.Duration // the request's context's
@@ -59,7 +54,7 @@ func TestWhatRoundTripReturnsForEachStopReason(t *testing.T) {
 		wantResp bool          // the last error response; false: the error
 	}{
 		policy.StopPermanent:     {script: []reply{{status: 404}}, wantResp: true},
-		policy.StopNotIdempotent: {base: hangs, post: true, opts: opts(retry.WithAttemptTimeout(time.Second))},
+		policy.StopNotIdempotent: {script: []reply{{status: 201}}, hold: true, post: true, opts: opts(retry.WithAttemptTimeout(time.Second))},
 		policy.StopAttempts:      {script: []reply{{status: 503}}, wantResp: true},
 		policy.StopClassLimit:    {script: []reply{{status: 500}}, wantResp: true},
 		policy.StopWaitTooLong:   {script: []reply{{status: 429, header: retryAfter("120")}}, wantResp: true},
@@ -81,8 +76,8 @@ func TestWhatRoundTripReturnsForEachStopReason(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rt := &fakeRT{script: tt.script}
 				base := http.RoundTripper(rt)
-				if tt.base != nil {
-					base = tt.base
+				if tt.hold {
+					base = scripted(t, chaos.Timeout(time.Hour)).Transport(rt)
 				}
 				var ropts []retry.Option
 				if tt.opts != nil {
