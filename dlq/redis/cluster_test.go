@@ -122,39 +122,26 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 		}
 		failed.Add(1)
 	}
-	stop := make(chan struct{})
-	var workers sync.WaitGroup
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 4 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l := letter(t, fmt.Sprint(next.Add(1)))
-				if _, err := q.Put(ctx, l); err != nil {
-					fail("put", err)
-					continue
-				}
-				mu.Lock()
-				put[l.ID] = true
-				mu.Unlock()
-				if next.Load()%2 == 0 {
-					continue
-				}
-				if err := q.Replay(ctx, l.ID, q.ToSource()); err != nil {
-					fail("replay", err)
-					continue
-				}
-				mu.Lock()
-				replayed[l.ID] = true
-				mu.Unlock()
-			}
-		})
-	}
+	stopWorkers := redistest.Workers(t, 4, func() {
+		l := letter(t, fmt.Sprint(next.Add(1)))
+		if _, err := q.Put(ctx, l); err != nil {
+			fail("put", err)
+			return
+		}
+		mu.Lock()
+		put[l.ID] = true
+		mu.Unlock()
+		if next.Load()%2 == 0 {
+			return
+		}
+		if err := q.Replay(ctx, l.ID, q.ToSource()); err != nil {
+			fail("replay", err)
+			return
+		}
+		mu.Lock()
+		replayed[l.ID] = true
+		mu.Unlock()
+	})
 	for next.Load() < 50 {
 		time.Sleep(time.Millisecond)
 	}

@@ -81,25 +81,12 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 			return []byte(key), nil
 		})
 	}
-	stop := make(chan struct{})
-	var workers sync.WaitGroup
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 4 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := call(fmt.Sprint("k", next.Add(1))); err != nil {
-					failed.Add(1)
-					t.Errorf("during the migration: %v", err)
-				}
-			}
-		})
-	}
+	stopWorkers := redistest.Workers(t, 4, func() {
+		if _, err := call(fmt.Sprint("k", next.Add(1))); err != nil {
+			failed.Add(1)
+			t.Errorf("during the migration: %v", err)
+		}
+	})
 	for next.Load() < 50 { // keys to move before the migration starts
 		time.Sleep(time.Millisecond)
 	}

@@ -138,3 +138,72 @@ func Until(t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// FailoverClient returns a go-redis client of c for a test that kills a
+// node, closed when t ends unless the test closes it sooner. go-redis
+// starts a goroutine that probes a dead node every second once PoolSize
+// dials to it failed, and it outlives Close by up to a second: a pool larger
+// than the failed dials keeps goleak quiet.
+func (c *Cluster) FailoverClient(t testing.TB) *goredis.ClusterClient {
+	t.Helper()
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs(), DialTimeout: 200 * time.Millisecond, PoolSize: 1000})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// FailOver kills primary after its replica has fallen behind by lag, and
+// waits for the cluster to recover: it cuts replica off primary's writes
+// (Detach), lets lag pass while the test's workers still run, calls
+// killing, kills primary (SIGKILL), calls killed (where the test stops its
+// workers, whose calls in flight end with errors, and closes its clients),
+// waits for replica to take over, restarts primary — it rejoins as its old
+// replica's replica — and waits for the cluster to be healthy again.
+func (c *Cluster) FailOver(t testing.TB, primary, replica *Server, lag time.Duration, killing, killed func()) {
+	t.Helper()
+	c.Detach(t, replica)
+	time.Sleep(lag)
+	killing()
+	primary.Stop() // SIGKILL
+	killed()
+	c.WaitFailover(t)
+	primary.Restart(t)
+	c.WaitFailover(t)
+}
+
+// CheckReplicas runs the cases of a test that a Redis store's constructor
+// checks its Config.Replicas, each as a subtest: build builds a store on
+// client waiting for replicas, and returns its error; invalid reports
+// whether an error is the *retry.InvalidError that names the field. A
+// negative count is refused; so is a Ring waiting for a replica (it cannot
+// send a write and its WAIT on one connection); a Ring without replicas to
+// wait for, and a Client waiting for some, are fine. The clients point at
+// a closed port: nothing is sent.
+func CheckReplicas(t *testing.T, build func(client goredis.UniversalClient, replicas int) error, invalid func(error) bool) {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer ring.Close()
+	tests := []struct {
+		name   string
+		client goredis.UniversalClient
+		n      int
+		ok     bool
+	}{
+		{"a negative count is refused", c, -1, false},
+		{"a Ring cannot send a write and its WAIT on one connection", ring, 1, false},
+		{"a Ring without replicas to wait for is fine", ring, 0, true},
+		{"a Client may wait for replicas", c, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := build(tt.client, tt.n)
+			switch {
+			case tt.ok && err != nil:
+				t.Fatalf("New = %v", err)
+			case !tt.ok && !invalid(err):
+				t.Fatalf("New = %v; want an *InvalidError naming redis.Config.Replicas", err)
+			}
+		})
+	}
+}
