@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	brredis "github.com/retrykit/retry/breaker/redis"
 	"github.com/retrykit/retry/internal/redistest"
@@ -124,13 +123,5 @@ func clusterInstance(t *testing.T, cl *redistest.Cluster, prefix string) *instan
 
 func clusterInstanceWith(t *testing.T, cl *redistest.Cluster, o brredis.Config) *instance {
 	t.Helper()
-	in := &instance{}
-	c := fleetConfig
-	c.NewCircuit = brredis.Circuit(clusterStore(t, cl, o))
-	var err error
-	in.b, err = breaker.New(c)
-	require.NoError(t, err)
-	in.r, err = retry.New(retry.WithMaxAttempts(1), retry.WithBreakers(in.b), retry.WithObserver(in))
-	require.NoError(t, err)
-	return in
+	return instanceOn(t, clusterStore(t, cl, o))
 }
