@@ -2,7 +2,6 @@ package grpcretry_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -121,43 +120,21 @@ type grpcRun struct {
 // during runs the callers for 300ms, through the outage (start; 600ms;
 // end), and for after after it.
 func (g *grpcRun) during(start, end func(), after time.Duration) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("k-%d-%d", w, i)
-				err := g.log.Do(context.Background(), grpcDeadline, func(ctx context.Context) error {
-					ctx, err := retry.WithIdempotencyKey(ctx, key)
-					if err == nil {
-						_, err = g.client.Check(ctx, &healthpb.HealthCheckRequest{Service: key})
-					}
-					return err
-				}).Err
-				g.mu.Lock()
-				if err == nil {
-					g.acked[key] = true
-				} else {
-					g.failed = append(g.failed, key)
-				}
-				g.mu.Unlock()
-				if err != nil {
-					time.Sleep(10 * time.Millisecond) // a caller pauses before its next request
-				}
+	g.log.Through(start, end, after, func(key string) error {
+		err := g.log.Do(context.Background(), grpcDeadline, func(ctx context.Context) error {
+			ctx, err := retry.WithIdempotencyKey(ctx, key)
+			if err == nil {
+				_, err = g.client.Check(ctx, &healthpb.HealthCheckRequest{Service: key})
 			}
-		})
-	}
-	time.Sleep(300 * time.Millisecond)
-	start()
-	time.Sleep(600 * time.Millisecond)
-	end()
-	g.log.Healed()
-	time.Sleep(after)
-	close(stop)
-	wg.Wait()
+			return err
+		}).Err
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if err == nil {
+			g.acked[key] = true
+		} else {
+			g.failed = append(g.failed, key)
+		}
+		return err
+	})
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/breaker"
 	brredis "github.com/retrykit/retry/breaker/redis"
 	"github.com/retrykit/retry/internal/redistest"
@@ -88,7 +86,7 @@ func TestTheBreakersOnARedisCluster(t *testing.T) {
 		assert.ErrorIs(t, b.do(t.Context(), b.call), breaker.ErrOpen, "b's breaker is a's")
 	})
 	t.Run("runs every script on keys of one slot", func(t *testing.T) {
-		c, hook := clusterClient(t, cl)
+		c, hook := cl.Client(t)
 		for _, replicas := range []int{0, 1} {
 			s, err := brredis.NewStore(c, brredis.Config{Prefix: prefix(), Replicas: replicas})
 			require.NoError(t, err)
@@ -96,7 +94,7 @@ func TestTheBreakersOnARedisCluster(t *testing.T) {
 			require.NoError(t, s.SetData("m", []byte("{}")))
 			require.NoError(t, s.Unlock("m"))
 		}
-		hook.check(t, brredis.Scripts)
+		hook.CheckOneSlot(t, brredis.Scripts)
 	})
 	t.Run("a write its replica does not confirm fails, waiting for a replica", func(t *testing.T) {
 		p := prefix()
@@ -110,7 +108,7 @@ func TestTheBreakersOnARedisCluster(t *testing.T) {
 
 func clusterStore(t *testing.T, cl *redistest.Cluster, o brredis.Config) *brredis.Store {
 	t.Helper()
-	c, _ := clusterClient(t, cl)
+	c, _ := cl.Client(t)
 	s, err := brredis.NewStore(c, o)
 	require.NoError(t, err)
 	return s
@@ -125,76 +123,5 @@ func clusterInstance(t *testing.T, cl *redistest.Cluster, prefix string) *instan
 
 func clusterInstanceWith(t *testing.T, cl *redistest.Cluster, o brredis.Config) *instance {
 	t.Helper()
-	in := &instance{}
-	c := fleetConfig
-	c.NewCircuit = brredis.Circuit(clusterStore(t, cl, o))
-	var err error
-	in.b, err = breaker.New(c)
-	require.NoError(t, err)
-	in.r, err = retry.New(retry.WithMaxAttempts(1), retry.WithBreakers(in.b), retry.WithObserver(in))
-	require.NoError(t, err)
-	return in
-}
-
-// clusterClient returns a client of cl whose every node records the
-// scripts it runs.
-func clusterClient(t *testing.T, cl *redistest.Cluster) (*goredis.ClusterClient, *nodeHook) {
-	t.Helper()
-	hook := &nodeHook{scripts: map[string]int{}}
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()})
-	c.OnNewNode(func(n *goredis.Client) { n.AddHook(hook) })
-	t.Cleanup(func() { c.Close() })
-	return c, hook
-}
-
-// nodeHook sees every command a node of a cluster client sends (the
-// cluster client routes each to a node): it counts each script's runs, and
-// notes a script whose keys span slots.
-type nodeHook struct {
-	mu        sync.Mutex
-	scripts   map[string]int // runs by SHA1
-	crossSlot []string
-}
-
-func (h *nodeHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-func (h *nodeHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		h.note(cmd.Args())
-		return next(ctx, cmd)
-	}
-}
-
-func (h *nodeHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		for _, cmd := range cmds {
-			h.note(cmd.Args())
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *nodeHook) note(args []any) {
-	sha, keys, ok := redistest.ScriptKeys(args)
-	if !ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.scripts[sha]++
-	if !redistest.SameSlot(keys...) {
-		h.crossSlot = append(h.crossSlot, fmt.Sprint(keys))
-	}
-}
-
-// check fails t if a script ran on keys of more than one slot, or if one of
-// scripts never ran.
-func (h *nodeHook) check(t *testing.T, scripts map[string]string) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	assert.Empty(t, h.crossSlot, "scripts run on keys of more than one slot")
-	for sha, name := range scripts {
-		assert.Positive(t, h.scripts[sha], "the %s script never ran", name)
-	}
+	return instanceOn(t, clusterStore(t, cl, o))
 }

@@ -170,9 +170,15 @@ func newInstance(t *testing.T, addr string) *instance {
 
 func newInstanceWith(t *testing.T, addr string, o brredis.Config) *instance {
 	t.Helper()
+	return instanceOn(t, newStore(t, addr, o))
+}
+
+// instanceOn is an instance of the fleet whose breakers live in s.
+func instanceOn(t *testing.T, s *brredis.Store) *instance {
+	t.Helper()
 	in := &instance{}
 	c := fleetConfig
-	c.NewCircuit = brredis.Circuit(newStore(t, addr, o))
+	c.NewCircuit = brredis.Circuit(s)
 	var err error
 	in.b, err = breaker.New(c)
 	require.NoError(t, err)

@@ -34,24 +34,24 @@ func TestTheQueueOnARedisCluster(t *testing.T) {
 	tag := func() string { return fmt.Sprintf("{c%d}:", prefixes.Add(1)) }
 	for _, replicas := range []int{0, 1} {
 		t.Run(fmt.Sprintf("keeps the queue's contract, waiting for %d replicas", replicas), func(t *testing.T) {
-			c, _ := clusterClient(t, cl)
+			c, _ := cl.Client(t)
 			queuetest.Run(t, func(t *testing.T) dlq.Queue { return onCluster(t, c, 0, replicas)(tag()) })
 		})
 	}
 	t.Run("keeps the lapse suite's contract", func(t *testing.T) {
-		c, _ := clusterClient(t, cl)
+		c, _ := cl.Client(t)
 		queuetest.RunLapses(t, func(t *testing.T) queuetest.Handles {
 			prefix := tag()
 			return func(claim time.Duration) dlq.Queue { return onCluster(t, c, claim, 0)(prefix) }
 		})
 	})
 	t.Run("runs every script on keys of one slot", func(t *testing.T) {
-		c, hook := clusterClient(t, cl)
+		c, hook := cl.Client(t)
 		for _, replicas := range []int{0, 1} {
 			prefix := tag()
 			exercise(t, c, onCluster(t, c, 0, replicas)(prefix), prefix)
 		}
-		hook.check(t, redis.Scripts)
+		hook.CheckOneSlot(t, redis.Scripts)
 	})
 	t.Run("loses no letter and replays none twice while a slot migrates", func(t *testing.T) {
 		migrateWhileRunning(t, cl, 0)
@@ -98,79 +98,12 @@ func exercise(t *testing.T, c *goredis.ClusterClient, q *redis.Queue, prefix str
 	must(err)
 }
 
-// clusterClient returns a client of cl whose every node records the
-// scripts it runs.
-func clusterClient(t *testing.T, cl *redistest.Cluster) (*goredis.ClusterClient, *nodeHook) {
-	t.Helper()
-	hook := &nodeHook{scripts: map[string]int{}}
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()})
-	c.OnNewNode(func(n *goredis.Client) { n.AddHook(hook) })
-	t.Cleanup(func() { c.Close() })
-	return c, hook
-}
-
-// nodeHook sees every command a node of a cluster client sends (the
-// cluster client routes each to a node): it counts each script's runs, and
-// notes a script whose keys span slots.
-type nodeHook struct {
-	mu        sync.Mutex
-	scripts   map[string]int // runs by SHA1
-	crossSlot []string
-}
-
-func (h *nodeHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-func (h *nodeHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		h.note(cmd.Args())
-		return next(ctx, cmd)
-	}
-}
-
-func (h *nodeHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		for _, cmd := range cmds {
-			h.note(cmd.Args())
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *nodeHook) note(args []any) {
-	sha, keys, ok := redistest.ScriptKeys(args)
-	if !ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.scripts[sha]++
-	if !redistest.SameSlot(keys...) {
-		h.crossSlot = append(h.crossSlot, fmt.Sprint(keys))
-	}
-}
-
-// check fails t if a script ran on keys of more than one slot, or if one of
-// scripts never ran.
-func (h *nodeHook) check(t *testing.T, scripts map[string]string) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.crossSlot) > 0 {
-		t.Errorf("scripts ran on keys of more than one slot: %v", h.crossSlot)
-	}
-	for sha, name := range scripts {
-		if h.scripts[sha] == 0 {
-			t.Errorf("the %s script never ran", name)
-		}
-	}
-}
-
 // migrateWhileRunning moves the queue's slot, a key at a time, while
 // workers put letters and replay every other one to its source list: no
 // letter whose put was acknowledged is lost, none whose replay was comes
 // back, and each replayed job is on the source list exactly once.
 func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
-	c, _ := clusterClient(t, cl)
+	c, _ := cl.Client(t)
 	prefix := fmt.Sprintf("{migrate-%d}:", replicas)
 	q, err := redis.New(c, redis.Config{Prefix: prefix, Replicas: replicas, SourceKey: sameSlot(prefix)})
 	if err != nil {
@@ -189,39 +122,26 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 		}
 		failed.Add(1)
 	}
-	stop := make(chan struct{})
-	var workers sync.WaitGroup
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 4 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l := letter(t, fmt.Sprint(next.Add(1)))
-				if _, err := q.Put(ctx, l); err != nil {
-					fail("put", err)
-					continue
-				}
-				mu.Lock()
-				put[l.ID] = true
-				mu.Unlock()
-				if next.Load()%2 == 0 {
-					continue
-				}
-				if err := q.Replay(ctx, l.ID, q.ToSource()); err != nil {
-					fail("replay", err)
-					continue
-				}
-				mu.Lock()
-				replayed[l.ID] = true
-				mu.Unlock()
-			}
-		})
-	}
+	stopWorkers := redistest.Workers(t, 4, func() {
+		l := letter(t, fmt.Sprint(next.Add(1)))
+		if _, err := q.Put(ctx, l); err != nil {
+			fail("put", err)
+			return
+		}
+		mu.Lock()
+		put[l.ID] = true
+		mu.Unlock()
+		if next.Load()%2 == 0 {
+			return
+		}
+		if err := q.Replay(ctx, l.ID, q.ToSource()); err != nil {
+			fail("replay", err)
+			return
+		}
+		mu.Lock()
+		replayed[l.ID] = true
+		mu.Unlock()
+	})
 	for next.Load() < 50 {
 		time.Sleep(time.Millisecond)
 	}
@@ -230,10 +150,10 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	for m.Move(t, 1) > 0 { // the queue is a handful of keys: one at a time
 		time.Sleep(20 * time.Millisecond) // scripts meet TRYAGAIN while their keys are split
 	}
-	until(t, "an ASK reply once all have moved", func() bool { _, ask := cl.Redirects(t); return ask > ask0 })
+	redistest.Until(t, "an ASK reply once all have moved", func() bool { _, ask := cl.Redirects(t); return ask > ask0 })
 	keys := m.Finish(t)
 	after := next.Load()
-	until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
+	redistest.Until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
 	stopWorkers()
 	moved, ask := cl.Redirects(t)
 	t.Logf("%d letters put, %d replayed, %d calls refused; %d keys moved; the nodes sent %d ASK and %d MOVED replies",
@@ -275,17 +195,5 @@ func checkLetters(t *testing.T, c goredis.UniversalClient, q *redis.Queue, prefi
 	if lost != 0 || back != 0 || len(jobs) != len(replayed) || twice != 0 {
 		t.Fatalf("%d letters lost, %d replayed ones back, %d jobs on the source list for %d replays, %d there twice; want none lost, none back, one job per replay",
 			lost, back, len(jobs), len(replayed), twice)
-	}
-}
-
-// until waits until cond holds, while the workers run: at most 10s, then
-// it fails t (the caller still stops its workers).
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("no %s within 10s", what)
-			return
-		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/retrykit/retry/dlq"
 	"github.com/retrykit/retry/dlq/redis"
 	"github.com/retrykit/retry/internal/redistest"
@@ -51,12 +49,7 @@ type failoverOutcome struct {
 
 func failover(t *testing.T, replicas int) failoverOutcome {
 	cl := redistest.StartCluster(t)
-	// go-redis starts a goroutine that probes a dead node every second once
-	// PoolSize dials to it failed, and it outlives Close by up to a second:
-	// a pool larger than the failed dials keeps goleak quiet.
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), DialTimeout: 200 * time.Millisecond, PoolSize: 1000})
-	workerClient := c
-	t.Cleanup(func() { workerClient.Close() }) // closed sooner, below, unless the test fails first
+	c := cl.FailoverClient(t) // closed sooner, below, unless the test fails first
 	const prefix = "{failover}:"
 	cfg := redis.Config{Prefix: prefix, Replicas: replicas, SourceKey: sameSlot(prefix)}
 	q, err := redis.New(c, cfg)
@@ -72,56 +65,34 @@ func failover(t *testing.T, replicas int) failoverOutcome {
 		payloads      = map[string]string{}
 		next, refused atomic.Int32
 		killed        atomic.Bool
-		stop          = make(chan struct{})
-		workers       sync.WaitGroup
 		ctx           = context.WithoutCancel(t.Context())
 	)
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 8 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				n := next.Add(1)
-				l := letter(t, fmt.Sprint(n))
-				before := !killed.Load()
-				_, err := q.Put(ctx, l)
-				if err == nil && n%2 == 0 {
-					if err = q.Replay(ctx, l.ID, q.ToSource()); err == nil {
-						mu.Lock()
-						replayed[l.ID], payloads[l.ID] = !killed.Load(), string(l.Job.Payload)
-						mu.Unlock()
-					}
-				}
+	stopWorkers := redistest.Workers(t, 8, func() {
+		n := next.Add(1)
+		l := letter(t, fmt.Sprint(n))
+		before := !killed.Load()
+		_, err := q.Put(ctx, l)
+		if err == nil && n%2 == 0 {
+			if err = q.Replay(ctx, l.ID, q.ToSource()); err == nil {
 				mu.Lock()
-				if !replayed[l.ID] {
-					put[l.ID] = err == nil && !killed.Load()
-				}
+				replayed[l.ID], payloads[l.ID] = !killed.Load(), string(l.Job.Payload)
 				mu.Unlock()
-				if err != nil && before {
-					refused.Add(1)
-				}
 			}
-		})
-	}
+		}
+		mu.Lock()
+		if !replayed[l.ID] {
+			put[l.ID] = err == nil && !killed.Load()
+		}
+		mu.Unlock()
+		if err != nil && before {
+			refused.Add(1)
+		}
+	})
 	for next.Load() < 100 {
 		time.Sleep(time.Millisecond)
 	}
-	cl.Detach(t, replica)
-	time.Sleep(lag)
-	killed.Store(true)
-	primary.Stop() // SIGKILL
-	stopWorkers()  // the calls in flight end, with errors
-	c.Close()
-	cl.WaitFailover(t)
-	primary.Restart(t) // it rejoins as its old replica's replica
-	cl.WaitFailover(t)
-	c = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()}) // a process started after the failover
-	t.Cleanup(func() { c.Close() })
+	cl.FailOver(t, primary, replica, lag, func() { killed.Store(true) }, func() { stopWorkers(); c.Close() })
+	c, _ = cl.Client(t) // a process started after the failover
 	if q, err = redis.New(c, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -7,34 +7,15 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry"
 	"github.com/retrykit/retry/dlq/redis"
+	"github.com/retrykit/retry/internal/redistest"
 )
 
 func TestReplicasIsCheckedWhenTheQueueIsMade(t *testing.T) {
-	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
-	defer c.Close()
-	ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
-	defer ring.Close()
-	tests := []struct {
-		name   string
-		client goredis.UniversalClient
-		n      int
-		ok     bool
-	}{
-		{"a negative count is refused", c, -1, false},
-		{"a Ring cannot send a write and its WAIT on one connection", ring, 1, false},
-		{"a Ring without replicas to wait for is fine", ring, 0, true},
-		{"a Client may wait for replicas", c, 2, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := redis.New(tt.client, redis.Config{Replicas: tt.n})
-			var inv *retry.InvalidError
-			switch {
-			case tt.ok && err != nil:
-				t.Fatalf("New = %v", err)
-			case !tt.ok && (!errors.As(err, &inv) || inv.Name != "redis.Config.Replicas"):
-				t.Fatalf("New = %v; want an *InvalidError naming redis.Config.Replicas", err)
-			}
-		})
-	}
+	redistest.CheckReplicas(t, func(c goredis.UniversalClient, n int) error {
+		_, err := redis.New(c, redis.Config{Replicas: n})
+		return err
+	}, func(err error) bool {
+		var inv *retry.InvalidError
+		return errors.As(err, &inv) && inv.Name == "redis.Config.Replicas"
+	})
 }

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -92,44 +91,22 @@ type outageRun struct {
 func (o *outageRun) during(t *testing.T, start, end func()) {
 	o.acked = map[string]string{}
 	r := newRetrier(t)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("k-%d-%d", w, i)
-				var res []byte
-				err := o.log.Do(context.Background(), outageDeadline, func(ctx context.Context) error {
-					got, err := o.store.Tx(ctx, r, pgx.TxOptions{}, key, fingerprint, effect(key))
-					res = got.Value
-					return err
-				}).Err
-				o.mu.Lock()
-				if err == nil {
-					o.acked[key] = string(res)
-				} else {
-					o.failed = append(o.failed, key)
-				}
-				o.mu.Unlock()
-				if err != nil {
-					time.Sleep(10 * time.Millisecond) // a caller pauses before its next request
-				}
-			}
-		})
-	}
-	time.Sleep(300 * time.Millisecond)
-	start()
-	time.Sleep(600 * time.Millisecond)
-	end()
-	o.log.Healed()
-	time.Sleep(600 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	o.log.Through(start, end, 600*time.Millisecond, func(key string) error {
+		var res []byte
+		err := o.log.Do(context.Background(), outageDeadline, func(ctx context.Context) error {
+			got, err := o.store.Tx(ctx, r, pgx.TxOptions{}, key, fingerprint, effect(key))
+			res = got.Value
+			return err
+		}).Err
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if err == nil {
+			o.acked[key] = string(res)
+		} else {
+			o.failed = append(o.failed, key)
+		}
+		return err
+	})
 }
 
 // effect inserts the key's row and returns its value.

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
 	"github.com/retrykit/retry/idempotency"
 	"github.com/retrykit/retry/idempotency/redis"
 	"github.com/retrykit/retry/idempotency/storetest"
@@ -24,22 +23,22 @@ func TestTheStoreOnARedisCluster(t *testing.T) {
 	var n atomic.Int32
 	prefix := func() string { return fmt.Sprintf("check-%d:", n.Add(1)) }
 	t.Run("keeps the store's contract", func(t *testing.T) {
-		c, _ := clusterClient(t, cl)
+		c, _ := cl.Client(t)
 		storetest.Run(t, func(t *testing.T) idempotency.Store { return newStore(t, c, redis.Config{Prefix: prefix()}) })
 	})
 	t.Run("keeps the store's contract waiting for a replica", func(t *testing.T) {
-		c, _ := clusterClient(t, cl)
+		c, _ := cl.Client(t)
 		storetest.Run(t, func(t *testing.T) idempotency.Store {
 			return newStore(t, c, redis.Config{Prefix: prefix(), Replicas: 1})
 		})
 	})
 	t.Run("runs every script on keys of one slot", func(t *testing.T) {
-		c, hook := clusterClient(t, cl)
+		c, hook := cl.Client(t)
 		for _, replicas := range []int{0, 1} {
 			s := newStore(t, c, redis.Config{Prefix: prefix(), Replicas: replicas})
 			exercise(t, s)
 		}
-		hook.check(t, redis.Scripts)
+		hook.CheckOneSlot(t, redis.Scripts)
 	})
 	t.Run("loses nothing and runs nothing twice while a slot migrates", func(t *testing.T) { migrateWhileRunning(t, cl, 0) })
 	t.Run("loses nothing and runs nothing twice while a slot migrates, waiting for a replica", func(t *testing.T) {
@@ -63,75 +62,12 @@ func exercise(t *testing.T, s *redis.Store) {
 	require.NoError(t, s.Complete(ctx, key, idempotency.Record{Status: idempotency.Succeeded, Token: "t2", Value: []byte("v")}, time.Minute))
 }
 
-// clusterClient returns a client of cl whose every node records the
-// scripts it runs.
-func clusterClient(t *testing.T, cl *redistest.Cluster) (*goredis.ClusterClient, *nodeHook) {
-	t.Helper()
-	hook := &nodeHook{scripts: map[string]int{}}
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()})
-	c.OnNewNode(func(n *goredis.Client) { n.AddHook(hook) })
-	t.Cleanup(func() { c.Close() })
-	return c, hook
-}
-
-// nodeHook sees every command a node of a cluster client sends (the
-// cluster client routes each to a node): it counts each script's runs, and
-// notes a script whose keys span slots.
-type nodeHook struct {
-	mu        sync.Mutex
-	scripts   map[string]int // runs by SHA1
-	crossSlot []string
-}
-
-func (h *nodeHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-func (h *nodeHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		h.note(cmd.Args())
-		return next(ctx, cmd)
-	}
-}
-
-func (h *nodeHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		for _, cmd := range cmds {
-			h.note(cmd.Args())
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *nodeHook) note(args []any) {
-	sha, keys, ok := redistest.ScriptKeys(args)
-	if !ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.scripts[sha]++
-	if !redistest.SameSlot(keys...) {
-		h.crossSlot = append(h.crossSlot, fmt.Sprint(keys))
-	}
-}
-
-// check fails t if a script ran on keys of more than one slot, or if one of
-// scripts never ran.
-func (h *nodeHook) check(t *testing.T, scripts map[string]string) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	assert.Empty(t, h.crossSlot, "scripts run on keys of more than one slot")
-	for sha, name := range scripts {
-		assert.Positive(t, h.scripts[sha], "the %s script never ran", name)
-	}
-}
-
 // migrateWhileRunning moves the slot of every key that workers claim and
 // complete, a few keys at a time, while they run; then every key is called
 // again. Each key's function must have run exactly once, and the second
 // calls must all be replays of the first.
 func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
-	c, hook := clusterClient(t, cl)
+	c, hook := cl.Client(t)
 	tag := fmt.Sprintf("{migrate-%d}:", replicas)
 	s := newStore(t, c, redis.Config{Prefix: tag, Replicas: replicas})
 	ctx := t.Context()
@@ -145,25 +81,12 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 			return []byte(key), nil
 		})
 	}
-	stop := make(chan struct{})
-	var workers sync.WaitGroup
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 4 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := call(fmt.Sprint("k", next.Add(1))); err != nil {
-					failed.Add(1)
-					t.Errorf("during the migration: %v", err)
-				}
-			}
-		})
-	}
+	stopWorkers := redistest.Workers(t, 4, func() {
+		if _, err := call(fmt.Sprint("k", next.Add(1))); err != nil {
+			failed.Add(1)
+			t.Errorf("during the migration: %v", err)
+		}
+	})
 	for next.Load() < 50 { // keys to move before the migration starts
 		time.Sleep(time.Millisecond)
 	}
@@ -172,10 +95,10 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	for m.Move(t, 5) > 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	until(t, "an ASK reply while the slot migrates", func() bool { _, ask := cl.Redirects(t); return ask > ask0 })
+	redistest.Until(t, "an ASK reply while the slot migrates", func() bool { _, ask := cl.Redirects(t); return ask > ask0 })
 	moved := m.Finish(t)
 	after := next.Load()
-	until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
+	redistest.Until(t, "calls after the slot has moved", func() bool { return next.Load() > after+20 })
 	stopWorkers()
 
 	movedReplies, askReplies := cl.Redirects(t)
@@ -198,17 +121,5 @@ func migrateWhileRunning(t *testing.T, cl *redistest.Cluster, replicas int) {
 	assert.Positive(t, moved, "keys moved while the workers ran")
 	assert.Zero(t, ranTwice, "no key ran twice")
 	assert.Equal(t, keys-int(failed.Load()), replayed, "every key's first result was kept: later calls replay it")
-	hook.check(t, nil)
-}
-
-// until waits until cond holds, while the workers run: at most 10s, then
-// it fails t (the caller still stops its workers).
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("no %s within 10s", what)
-			return
-		}
-	}
+	hook.CheckOneSlot(t, nil)
 }

@@ -49,12 +49,7 @@ type failoverOutcome struct {
 
 func failover(t *testing.T, replicas int) failoverOutcome {
 	cl := redistest.StartCluster(t)
-	// go-redis starts a goroutine that probes a dead node every second once
-	// PoolSize dials to it failed, and it outlives Close by up to a second:
-	// a pool larger than the failed dials keeps goleak quiet.
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), DialTimeout: 200 * time.Millisecond, PoolSize: 1000})
-	workerClient := c
-	t.Cleanup(func() { workerClient.Close() }) // closed sooner, below, unless the test fails first
+	c := cl.FailoverClient(t) // closed sooner, below, unless the test fails first
 	const tag = "{failover}:"
 	s := newStore(t, c, redis.Config{Prefix: tag, Replicas: replicas})
 	primary := cl.Primary(t, redistest.Slot(tag))
@@ -65,52 +60,30 @@ func failover(t *testing.T, replicas int) failoverOutcome {
 		claimed, done = map[string]bool{}, map[string]bool{}
 		next, refused atomic.Int32
 		killed        atomic.Bool
-		stop          = make(chan struct{})
-		workers       sync.WaitGroup
 		ctx           = context.WithoutCancel(t.Context())
 	)
-	stopWorkers := sync.OnceFunc(func() { close(stop); workers.Wait() })
-	t.Cleanup(stopWorkers) // also when the test fails while they run
-	for range 8 {
-		workers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprint("k", next.Add(1))
-				before := !killed.Load()
-				_, err := idempotency.Do(ctx, s, key, idempotency.Fingerprint{}, func(context.Context) ([]byte, error) {
-					mu.Lock()
-					claimed[key] = !killed.Load() // its claim was acknowledged before the kill
-					mu.Unlock()
-					time.Sleep(10 * time.Millisecond)
-					return []byte(key), nil
-				}, idempotency.WithLease(time.Minute))
-				mu.Lock()
-				done[key] = err == nil && !killed.Load()
-				mu.Unlock()
-				if err != nil && before {
-					refused.Add(1)
-				}
-			}
-		})
-	}
+	stopWorkers := redistest.Workers(t, 8, func() {
+		key := fmt.Sprint("k", next.Add(1))
+		before := !killed.Load()
+		_, err := idempotency.Do(ctx, s, key, idempotency.Fingerprint{}, func(context.Context) ([]byte, error) {
+			mu.Lock()
+			claimed[key] = !killed.Load() // its claim was acknowledged before the kill
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+			return []byte(key), nil
+		}, idempotency.WithLease(time.Minute))
+		mu.Lock()
+		done[key] = err == nil && !killed.Load()
+		mu.Unlock()
+		if err != nil && before {
+			refused.Add(1)
+		}
+	})
 	for next.Load() < 100 {
 		time.Sleep(time.Millisecond)
 	}
-	cl.Detach(t, replica)
-	time.Sleep(lag)
-	killed.Store(true)
-	primary.Stop() // SIGKILL
-	stopWorkers()  // the calls in flight end, with errors
-	c.Close()
-	cl.WaitFailover(t)
-	primary.Restart(t) // it rejoins as its old replica's replica
-	cl.WaitFailover(t)
-	c = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()}) // a process started after the failover
-	t.Cleanup(func() { c.Close() })
+	cl.FailOver(t, primary, replica, lag, func() { killed.Store(true) }, func() { stopWorkers(); c.Close() })
+	c, _ = cl.Client(t) // a process started after the failover
 	s = newStore(t, c, redis.Config{Prefix: tag, Replicas: replicas})
 
 	var out failoverOutcome

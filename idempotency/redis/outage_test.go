@@ -2,7 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -92,48 +91,24 @@ type redisOutageRun struct {
 // end), and for 1.2s after it.
 func (o *redisOutageRun) during(start, end func()) {
 	o.acked, o.ran = map[string]string{}, map[string]int{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("k-%d-%d", w, i)
-				var got idempotency.Result
-				call := o.log.Do(context.Background(), redisOutageDeadline, func(ctx context.Context) (err error) {
-					got, err = idempotency.Do(ctx, o.store, key, idempotency.Fingerprint{}, o.fn(key), idempotency.WithLease(redisOutageLease))
-					return err
-				})
-				err := call.Err
-				o.mu.Lock()
-				if over := call.Overshoot(); o.ran[key] > 0 {
-					o.recordingOver = max(o.recordingOver, over)
-				} else {
-					o.claimOver = max(o.claimOver, over)
-				}
-				o.mu.Unlock()
-				if err != nil {
-					time.Sleep(10 * time.Millisecond) // a caller pauses before its next request
-					continue
-				}
-				o.mu.Lock()
-				o.acked[key] = string(got.Value)
-				o.mu.Unlock()
-			}
+	o.log.Through(start, end, 1200*time.Millisecond, func(key string) error {
+		var got idempotency.Result
+		call := o.log.Do(context.Background(), redisOutageDeadline, func(ctx context.Context) (err error) {
+			got, err = idempotency.Do(ctx, o.store, key, idempotency.Fingerprint{}, o.fn(key), idempotency.WithLease(redisOutageLease))
+			return err
 		})
-	}
-	time.Sleep(300 * time.Millisecond)
-	start()
-	time.Sleep(600 * time.Millisecond)
-	end()
-	o.log.Healed()
-	time.Sleep(1200 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if over := call.Overshoot(); o.ran[key] > 0 {
+			o.recordingOver = max(o.recordingOver, over)
+		} else {
+			o.claimOver = max(o.claimOver, over)
+		}
+		if call.Err == nil {
+			o.acked[key] = string(got.Value)
+		}
+		return call.Err
+	})
 }
 
 // fn is key's function: it counts its runs and returns "done key".

@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -118,4 +119,37 @@ func (l *Log) Recovery() (d time.Duration, ok bool) {
 		d, ok = after[i].End.Sub(healed), true
 	}
 	return d, ok
+}
+
+// Through runs 4 callers, each calling call again and again with keys of
+// its own ("k-<caller>-<n>"), pausing 10ms after a call that failed, as a
+// caller does before its next request: for 300ms, then through an outage
+// (start; 600ms; end, and Healed), and for after once it has ended. It
+// returns when every caller's last call has returned. call makes its
+// request with l.Do and returns its error.
+func (l *Log) Through(start, end func(), after time.Duration, call func(key string) error) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := call(fmt.Sprintf("k-%d-%d", w, i)); err != nil {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	start()
+	time.Sleep(600 * time.Millisecond)
+	end()
+	l.Healed()
+	time.Sleep(after)
+	close(stop)
+	wg.Wait()
 }

@@ -254,17 +254,10 @@ func (c *Cluster) agreed(nodes []Node) error {
 }
 
 func (c *Cluster) waitHealthy(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		err := c.healthy()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not healthy within %v: %w", limit, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := poll(limit, 50*time.Millisecond, c.healthy); err != nil {
+		return fmt.Errorf("cluster not healthy within %v: %w", limit, err)
 	}
+	return nil
 }
 
 // server returns the node at addr.

@@ -130,16 +130,22 @@ func freePort() (int, error) {
 
 // waitReady polls the server with PING until it answers PONG.
 func (s *Server) waitReady(limit time.Duration) error {
+	if err := poll(limit, 10*time.Millisecond, s.ping); err != nil {
+		return fmt.Errorf("no PONG from %s within %v: %w", s.Addr, limit, err)
+	}
+	return nil
+}
+
+// poll calls f every interval until it returns nil, or for limit at most:
+// then it returns f's last error.
+func poll(limit, interval time.Duration, f func() error) error {
 	deadline := time.Now().Add(limit)
 	for {
-		err := s.ping()
-		if err == nil {
-			return nil
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG from %s within %v: %w", s.Addr, limit, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
