@@ -15,15 +15,16 @@
 #   missing redis-server or PostgreSQL shows there), and the counts. Every
 #   module runs even when an earlier one fails or a check does; the summary
 #   names each failing module or check, and the target fails if any did.
-#   About 11 minutes cold on 2 cores (CI's last cold run of .ci/run, which
-#   installs redis-server and PostgreSQL and then runs it: 658 s) and about
-#   5 minutes warm (a run of .ci/run on a fresh clone with a warm build cache,
-#   on the same machine, 2026-12-02: 291 s; the root module alone, with
+#   About 13 minutes cold on 2 cores (.ci/run on a fresh clone with an empty
+#   build cache and an empty module cache, redis-server, PostgreSQL and
+#   Chromium installed: 758 s, 2026-12-02) and about 6 minutes warm (the same
+#   with a warm build cache: 375 s; the root module alone, with
 #   -race and a warm cache, took 193 s wall at a load average of 12, for 63 s
 #   of CPU).
 #
-# CI (.ci/run) sets RETRY_REQUIRE_REDIS=1 and RETRY_REQUIRE_POSTGRES=1, which
-# turn those skips into failures. Go 1.26 or newer for the workspace (the
+# CI (.ci/run) sets RETRY_REQUIRE_REDIS=1, RETRY_REQUIRE_REDIS_CLUSTER=1,
+# RETRY_REQUIRE_POSTGRES=1 and RETRY_REQUIRE_BROWSER=1, which turn those skips
+# into failures. Go 1.26 or newer for the workspace (the
 # root module itself needs Go 1.25; grpc-go and OpenTelemetry need 1.26).
 MODULES := $(shell go list -m -f '{{.Dir}}')
 
@@ -33,8 +34,8 @@ help:
 	@echo "make quick   the root module's tests, no -race: ~45 s with a warm build cache on 2 cores,"
 	@echo "             2-5 min with an empty one (it compiles the standard library too)"
 	@echo "make test    gofmt, vet, -race tests in every module, then every skipped test and why:"
-	@echo "             ~11 min cold (CI's last cold .ci/run: 658 s on 2 cores), ~5 min warm"
-	@echo "             (.ci/run on a fresh clone with a warm build cache: 291 s); the Makefile's"
+	@echo "             ~13 min cold (.ci/run, empty caches: 758 s on 2 cores), ~6 min warm"
+	@echo "             (.ci/run on a fresh clone with a warm build cache: 375 s); the Makefile's"
 	@echo "             opening comment says how each figure was measured"
 	@echo "make fmt     gofmt -w every module"
 	@echo "make bench   the root module's benchmarks; bench/README.md has the peers' and experiments"
