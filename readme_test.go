@@ -100,8 +100,8 @@ func TestREADMESnippetsDoNotDiscardErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEPointsAtNothingAUserLacks: no issue numbers, design documents
-// or paths outside the repository.
+// TestREADMEPointsAtNothingAUserLacks: no issue numbers, and no document or
+// path outside the repository.
 func TestREADMEPointsAtNothingAUserLacks(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
